@@ -1,0 +1,4 @@
+// Package proctree finds the kernel's process tree in /proc and measures its
+// memory. Every function reads /proc as it is now; a process that exits while
+// it is being read is treated as gone, never as an error.
+package proctree

@@ -1,0 +1,80 @@
+package proctree
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+)
+
+// Descendants returns root followed by every process descended from it,
+// parents before their children. It reads /proc/PID/stat of every process on
+// the host once, so its cost grows with the host's process count, not the
+// tree's. If root is gone the result is empty.
+//
+// Orphans re-parented to init (or to a subreaper) are no longer descendants.
+func Descendants(root int) ([]int, error) {
+	kids, rootAlive, err := childrenByParent(root)
+	if err != nil || !rootAlive {
+		return nil, err
+	}
+	tree := []int{root}
+	for i := 0; i < len(tree); i++ {
+		tree = append(tree, kids[tree[i]]...)
+	}
+	return tree, nil
+}
+
+// childrenByParent scans /proc once and groups every live process under its
+// parent's pid. It also tells whether root was among them.
+func childrenByParent(root int) (kids map[int][]int, rootAlive bool, err error) {
+	dir, err := os.Open(procRoot)
+	if err != nil {
+		return nil, false, fmt.Errorf("list processes: %w", err)
+	}
+	names, err := dir.Readdirnames(-1)
+	dir.Close()
+	if err != nil {
+		return nil, false, fmt.Errorf("list processes: %w", err)
+	}
+	kids = make(map[int][]int, len(names))
+	buf := make([]byte, 0, 1024)
+	for _, name := range names {
+		pid, err := strconv.Atoi(name)
+		if err != nil {
+			continue // not a process: /proc/self, /proc/meminfo, …
+		}
+		buf, err = readInto(procPath(pid, "stat"), buf)
+		if isGone(err) {
+			continue
+		}
+		if err != nil {
+			return nil, false, fmt.Errorf("read parent of pid %d: %w", pid, err)
+		}
+		ppid, err := parsePPID(buf)
+		if err != nil {
+			return nil, false, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+		}
+		kids[ppid] = append(kids[ppid], pid)
+		rootAlive = rootAlive || pid == root
+	}
+	return kids, rootAlive, nil
+}
+
+// parsePPID takes field 4 of a /proc/PID/stat line. Field 2, the command
+// name, is in parentheses and may itself hold spaces and ')', so fields are
+// counted from the last ')': ") STATE PPID …".
+func parsePPID(stat []byte) (int, error) {
+	end := bytes.LastIndexByte(stat, ')')
+	if end < 0 {
+		return 0, fmt.Errorf("no ')' after the command name in %q", stat)
+	}
+	rest := bytes.TrimLeft(stat[end+1:], " ")
+	_, rest, _ = bytes.Cut(rest, []byte(" ")) // the state
+	field, _, _ := bytes.Cut(rest, []byte(" "))
+	ppid, err := strconv.Atoi(string(field))
+	if err != nil {
+		return 0, fmt.Errorf("parent pid %q: %w", field, err)
+	}
+	return ppid, nil
+}

@@ -1,0 +1,78 @@
+package proctree
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestParsePPID(t *testing.T) {
+	tests := []struct {
+		stat string
+		want int
+	}{
+		{"1234 (sh) S 42 1234 1234 0 -1 4194304", 42},
+		{"1234 (Web Content) R 7 1 1 0", 7},
+		{"1234 (a) b) c) S 99 1 1 0", 99},
+		{"1234 ((sd-pam)) S 1 1 1 0", 1},
+		{"2 (kthreadd) S 0 0 0 0", 0},
+	}
+	for _, tt := range tests {
+		got, err := parsePPID([]byte(tt.stat))
+		if err != nil || got != tt.want {
+			t.Errorf("parsePPID(%q) = %d, %v; want %d", tt.stat, got, err, tt.want)
+		}
+	}
+}
+
+func TestParsePPIDRejects(t *testing.T) {
+	for _, stat := range []string{"", "1234 sh S 42", "1234 (sh) S", "1234 (sh) S x 1"} {
+		if ppid, err := parsePPID([]byte(stat)); err == nil {
+			t.Errorf("parsePPID(%q) = %d, want an error", stat, ppid)
+		}
+	}
+}
+
+func TestDescendantsFindsChildrenAndGrandchildren(t *testing.T) {
+	// sh ─┬─ sleep
+	//     ├─ sleep
+	//     └─ sh ── sleep   (a subshell and its child)
+	c := start(t, "sh", "-c", `
+		sleep 30 & echo $!
+		sleep 30 & echo $!
+		( sleep 30 & echo $!; wait ) & echo $!
+		wait`)
+	want := append([]int{c.pid()}, c.pids(t, 4)...)
+
+	got, err := Descendants(c.pid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0] != c.pid() {
+		t.Errorf("Descendants starts with %d, want the root %d", got[0], c.pid())
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("Descendants(%d) = %v, want %v", c.pid(), got, want)
+	}
+}
+
+func TestDescendantsOfALoneProcess(t *testing.T) {
+	c := start(t, "sh", "-c", "echo ready; exec sleep 30")
+	c.line(t)
+	got, err := Descendants(c.pid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, []int{c.pid()}) {
+		t.Errorf("Descendants(%d) = %v, want just the root", c.pid(), got)
+	}
+}
+
+func TestDescendantsOfAGoneProcessIsEmpty(t *testing.T) {
+	pid := exitedPID(t)
+	got, err := Descendants(pid)
+	if err != nil || len(got) != 0 {
+		t.Errorf("Descendants(gone %d) = %v, %v; want nothing and no error", pid, got, err)
+	}
+}
