@@ -1,0 +1,65 @@
+package transport
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/go-zeromq/zmq4"
+	zmqtransport "github.com/go-zeromq/zmq4/transport"
+)
+
+// zmq4 refuses to register a name twice, so "tcp" and "ipc" cannot be
+// replaced; the buffered transports live under their own schemes.
+const (
+	SchemeTCP = "tcpb" // tcp:// with buffered, once-per-message I/O
+	SchemeIPC = "ipcb" // ipc:// (unix sockets) with the same
+)
+
+var schemes = map[string]struct{ buffered, network string }{
+	"tcp": {SchemeTCP, "tcp"},
+	"ipc": {SchemeIPC, "unix"},
+}
+
+var (
+	registerOnce sync.Once
+	registerErr  error
+)
+
+// Register adds the buffered transports to zmq4's registry. It is safe to
+// call any number of times from any goroutine; Endpoint calls it too.
+func Register() error {
+	registerOnce.Do(func() {
+		for _, s := range schemes {
+			t := bufferedTransport{base: zmqtransport.New(s.network)}
+			if err := zmq4.RegisterTransport(s.buffered, t); err != nil {
+				registerErr = fmt.Errorf("register %s transport: %w", s.buffered, err)
+				return
+			}
+		}
+	})
+	return registerErr
+}
+
+// Endpoint rewrites a tcp:// or ipc:// endpoint, as found in a Jupyter
+// connection file, to the buffered transport ("tcp://127.0.0.1:5555"
+// becomes "tcpb://127.0.0.1:5555") and makes sure that transport is
+// registered, so the result can go straight to Socket.Listen or Dial.
+// An endpoint already on a buffered scheme comes back unchanged.
+func Endpoint(ep string) (string, error) {
+	scheme, addr, ok := strings.Cut(ep, "://")
+	if !ok {
+		return "", fmt.Errorf("endpoint %q: no scheme", ep)
+	}
+	if scheme == SchemeTCP || scheme == SchemeIPC {
+		return ep, Register()
+	}
+	s, ok := schemes[scheme]
+	if !ok {
+		return "", fmt.Errorf("endpoint %q: scheme %q is not tcp or ipc", ep, scheme)
+	}
+	if err := Register(); err != nil {
+		return "", err
+	}
+	return s.buffered + "://" + addr, nil
+}
