@@ -1,0 +1,65 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/jupyter-guard/jupyter-guard/kernelspec"
+	"github.com/jupyter-guard/jupyter-guard/supervisor"
+)
+
+func init() {
+	register(command{
+		name:    "kernel",
+		summary: "run a kernel under the guard (what a guarded kernel.json launches)",
+		run:     runKernel,
+	})
+}
+
+func runKernel(args []string) error {
+	fs := flag.NewFlagSet("kernel", flag.ContinueOnError)
+	connFile := fs.String("f", "", "Jupyter's connection file")
+	interruptMode := fs.String("interrupt-mode", "signal", "the wrapped kernel's interrupt_mode: signal or message")
+	resourceDir := fs.String("resource-dir", "", "the wrapped kernelspec's directory, for {resource_dir}")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "Usage: guardctl kernel -f CONNECTION_FILE [options] -- KERNEL_ARGV...")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return exitCode(2)
+	}
+	argv := fs.Args()
+	switch {
+	case *connFile == "":
+		return errors.New("-f CONNECTION_FILE is required")
+	case len(argv) == 0:
+		return errors.New("no kernel to run: give its command after --")
+	case *interruptMode != "signal" && *interruptMode != "message":
+		return fmt.Errorf("--interrupt-mode %q: use signal or message", *interruptMode)
+	}
+	ci, err := kernelspec.ReadConnectionFile(*connFile)
+	if err != nil {
+		return err
+	}
+	abs, err := filepath.Abs(*connFile)
+	if err != nil {
+		return err
+	}
+	return supervisor.Run(supervisor.Config{
+		ConnFile:      abs,
+		Conn:          ci,
+		Argv:          argv,
+		ResourceDir:   *resourceDir,
+		InterruptMode: *interruptMode,
+		// Jupyter writes connection files into its runtime dir.
+		RuntimeDir:  filepath.Dir(abs),
+		MaxDeaths:   5,
+		DeathWindow: time.Minute,
+		Log:         log.New(os.Stderr, "jupyter-guard: ", log.Ltime),
+	})
+}

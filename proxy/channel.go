@@ -1,0 +1,36 @@
+package proxy
+
+// Channel is one of the five Jupyter kernel channels.
+type Channel int
+
+const (
+	Shell Channel = iota
+	Control
+	Stdin
+	IOPub
+	HB
+	numChannels
+)
+
+func (c Channel) String() string {
+	return [...]string{"shell", "control", "stdin", "iopub", "hb"}[c]
+}
+
+// requestChannels carry requests from frontends that the kernel answers.
+var requestChannels = []Channel{Shell, Control, Stdin}
+
+// accepts reports whether a frontend may send msgType on c. Anything else is
+// dropped before it reaches the kernel.
+func (c Channel) accepts(msgType string) bool {
+	switch c {
+	case Stdin:
+		return msgType == "input_reply"
+	case Shell, Control:
+		switch msgType {
+		case "comm_open", "comm_msg", "comm_close":
+			return c == Shell
+		}
+		return len(msgType) > len("_request") && msgType[len(msgType)-len("_request"):] == "_request"
+	}
+	return false
+}

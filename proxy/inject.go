@@ -1,0 +1,70 @@
+package proxy
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/go-zeromq/zmq4"
+)
+
+// Publish sends the proxy's own message on iopub, as a child of parent (the
+// raw header of the request it belongs to, or nil).
+func (p *Proxy) Publish(parent []byte, msgType string, content any) error {
+	m, err := p.Builder.Build([][]byte{[]byte("jupyter_guard." + msgType)}, msgType, parent, content)
+	if err != nil {
+		return err
+	}
+	return p.sendFront(IOPub, m.Frames())
+}
+
+// Reply answers r on its channel, to the frontend that sent it.
+func (p *Proxy) Reply(r Request, content any) error {
+	m, err := p.Builder.Build(r.Idents, r.ReplyType(), r.Header, content)
+	if err != nil {
+		return err
+	}
+	p.inflight.answered(r.MsgID)
+	return p.sendFront(r.Channel, m.Frames())
+}
+
+// Stream writes text into the output of the request whose header is parent,
+// as the kernel's own print would.
+func (p *Proxy) Stream(parent []byte, name, text string) error {
+	return p.Publish(parent, "stream", map[string]string{"name": name, "text": text})
+}
+
+// nudge asks a starting kernel for kernel_info until it answers on shell
+// and its iopub has delivered a message: only then are the proxy's
+// subscription and the kernel's sockets known to be live.
+func (p *Proxy) nudge(ctx context.Context, k *kernelSockets, iopubSeen <-chan struct{}) error {
+	answered := false
+	for {
+		if !answered {
+			m, err := p.Builder.Build(nil, "kernel_info_request", nil, map[string]any{})
+			if err != nil {
+				return err
+			}
+			if err := k.socks[Shell].Send(zmq4.NewMsgFrom(m.Frames()...)); err != nil {
+				return fmt.Errorf("ask the kernel for kernel_info: %w", err)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the kernel did not answer kernel_info: %w", ctx.Err())
+		case <-p.own:
+			answered = true
+		case <-time.After(500 * time.Millisecond):
+		}
+		if answered {
+			select {
+			case <-iopubSeen:
+				return nil
+			case <-ctx.Done():
+				return fmt.Errorf("no iopub message from the kernel: %w", ctx.Err())
+			case <-time.After(500 * time.Millisecond):
+				answered = false // ask again: its iopub output may have been lost
+			}
+		}
+	}
+}

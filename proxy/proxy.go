@@ -1,0 +1,155 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"sync"
+	"time"
+
+	"github.com/go-zeromq/zmq4"
+	"github.com/google/uuid"
+
+	"github.com/jupyter-guard/jupyter-guard/kernelspec"
+	"github.com/jupyter-guard/jupyter-guard/proxy/wire"
+)
+
+// Hooks let the code that owns the proxy watch and steer the traffic. Both
+// run on the forwarding path: they must be quick and must not block.
+type Hooks interface {
+	// FromFrontend sees each verified request before the kernel does.
+	// Returning false keeps it from the kernel (the hook answers it).
+	FromFrontend(ch Channel, m *wire.Message, h wire.Header) bool
+	// FromKernel sees each message from the kernel before the frontends do.
+	// parent is the decoded parent_header (zero if it is empty).
+	FromKernel(ch Channel, m *wire.Message, h, parent wire.Header)
+}
+
+// Proxy forwards between the frontends and the current child kernel.
+type Proxy struct {
+	Builder *wire.Builder
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	hooks  Hooks
+	log    *log.Logger
+	signer *wire.Signer
+
+	front    [numChannels]zmq4.Socket
+	inflight *inflight
+	own      chan *wire.Message // replies to the proxy's own requests
+
+	mu       sync.Mutex
+	kernel   *kernelSockets // nil while no kernel is attached
+	attached chan struct{}  // closed while a kernel is attached
+	frontend sync.WaitGroup
+}
+
+// Listen binds the frontend sockets and starts forwarding from them.
+// Requests wait until a kernel is attached.
+func Listen(ci kernelspec.ConnectionInfo, hooks Hooks, logger *log.Logger) (*Proxy, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	socks, err := listenFrontend(ctx, ci)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	signer := wire.NewSigner(ci.Key)
+	p := &Proxy{
+		Builder:  wire.NewBuilder(signer),
+		ctx:      ctx,
+		cancel:   cancel,
+		hooks:    hooks,
+		log:      logger,
+		signer:   signer,
+		front:    socks,
+		inflight: newInflight(),
+		own:      make(chan *wire.Message, 16),
+		attached: make(chan struct{}),
+	}
+	for _, ch := range requestChannels {
+		p.frontend.Add(1)
+		go p.fromFrontend(ch)
+	}
+	p.frontend.Add(1)
+	go p.heartbeat()
+	return p, nil
+}
+
+// Close stops forwarding and closes every socket.
+func (p *Proxy) Close() {
+	p.Detach(0)
+	p.cancel()
+	closeAll(p.front[:])
+	p.frontend.Wait()
+}
+
+// Attach connects to a child kernel described by ci and starts forwarding
+// to and from it. It returns once the kernel answers on shell and its
+// iopub messages flow, so no frontend request or output is lost to a slow
+// start; it gives up when ctx ends.
+func (p *Proxy) Attach(ctx context.Context, ci kernelspec.ConnectionInfo) error {
+	k, err := dialKernel(p.ctx, ci, uuid.NewString())
+	if err != nil {
+		return err
+	}
+	iopubSeen := make(chan struct{})
+	for _, ch := range []Channel{Shell, Control, Stdin, IOPub} {
+		k.pumps.Add(1)
+		go p.fromKernel(k, ch, iopubSeen)
+	}
+	if err := p.nudge(ctx, k, iopubSeen); err != nil {
+		k.close()
+		return err
+	}
+	p.mu.Lock()
+	p.kernel = k
+	close(p.attached)
+	p.mu.Unlock()
+	return nil
+}
+
+// Detach disconnects from the current kernel and returns the requests it
+// left unanswered and the requests it left busy, for the caller to close.
+// After a kernel exits, its sockets reach end of file once everything it
+// sent has been read: drain is how long to wait for that, so its last
+// replies and output still reach the frontends.
+func (p *Proxy) Detach(drain time.Duration) (pending []Request, busy [][]byte) {
+	p.mu.Lock()
+	k := p.kernel
+	if k != nil {
+		p.kernel = nil
+		p.attached = make(chan struct{})
+	}
+	p.mu.Unlock()
+	if k != nil {
+		k.drain(drain)
+		k.close()
+	}
+	return p.inflight.drain()
+}
+
+// current returns the attached kernel's sockets, waiting for one if needed.
+func (p *Proxy) current() (*kernelSockets, error) {
+	for {
+		p.mu.Lock()
+		k, attached := p.kernel, p.attached
+		p.mu.Unlock()
+		if k != nil {
+			return k, nil
+		}
+		select {
+		case <-attached:
+		case <-p.ctx.Done():
+			return nil, p.ctx.Err()
+		}
+	}
+}
+
+func (p *Proxy) sendFront(ch Channel, frames [][]byte) error {
+	if err := p.front[ch].Send(zmq4.NewMsgFrom(frames...)); err != nil && !errors.Is(err, context.Canceled) {
+		return fmt.Errorf("send on %s to the frontend: %w", ch, err)
+	}
+	return nil
+}

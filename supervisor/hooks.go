@@ -1,0 +1,86 @@
+package supervisor
+
+import (
+	"encoding/json"
+
+	"github.com/jupyter-guard/jupyter-guard/proxy"
+	"github.com/jupyter-guard/jupyter-guard/proxy/wire"
+)
+
+// FromFrontend steers the requests the proxy cannot just pass on.
+func (s *Supervisor) FromFrontend(ch proxy.Channel, m *wire.Message, h wire.Header) bool {
+	req := proxy.NewRequest(ch, m, h)
+	switch {
+	case ch == proxy.Control && h.MsgType == "shutdown_request":
+		var c struct {
+			Restart bool `json:"restart"`
+		}
+		_ = json.Unmarshal(m.Content, &c)
+		select {
+		case s.shutdown <- shutdownRequest{req: req, restart: c.Restart}:
+		default: // one shutdown is under way already
+		}
+		return s.currentProc() != nil
+	case ch == proxy.Control && h.MsgType == "interrupt_request" && s.cfg.InterruptMode != "message":
+		// The wrapped kernel takes interrupts as signals; the frontend asked
+		// by message because the guarded spec may say so.
+		if proc := s.currentProc(); proc != nil {
+			s.interrupt(proc)
+		}
+		s.reply(req, map[string]any{"status": "ok"})
+		return false
+	}
+	if rep := s.gaveUpReport(); rep != nil && ch != proxy.Stdin {
+		s.fail(req, rep, true)
+		return false
+	}
+	if h.MsgType == "execute_request" {
+		if rep := s.takeNextCellReport(); rep != nil {
+			if err := s.proxy.Stream(m.Header, "stderr", rep.text()); err != nil {
+				s.cfg.Log.Printf("tell the next cell about the kernel's death: %v", err)
+			}
+		}
+	}
+	return true
+}
+
+// FromKernel follows the execution count, for replies the proxy must
+// write itself when the kernel dies.
+func (s *Supervisor) FromKernel(ch proxy.Channel, m *wire.Message, h, parent wire.Header) {
+	if ch == proxy.IOPub && h.MsgType == "execute_input" {
+		var c struct {
+			N int `json:"execution_count"`
+		}
+		if json.Unmarshal(m.Content, &c) == nil {
+			s.mu.Lock()
+			s.execCount = c.N
+			s.mu.Unlock()
+		}
+	}
+}
+
+func (s *Supervisor) reply(r proxy.Request, content any) {
+	if err := s.proxy.Reply(r, content); err != nil {
+		s.cfg.Log.Printf("reply to %s: %v", r.MsgType, err)
+	}
+}
+
+func (s *Supervisor) publish(parent []byte, msgType string, content any) {
+	if err := s.proxy.Publish(parent, msgType, content); err != nil {
+		s.cfg.Log.Printf("publish %s: %v", msgType, err)
+	}
+}
+
+func (s *Supervisor) gaveUpReport() *report {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.gaveUp
+}
+
+func (s *Supervisor) takeNextCellReport() *report {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rep := s.nextCell
+	s.nextCell = nil
+	return rep
+}
