@@ -1,0 +1,296 @@
+package transport
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/go-zeromq/zmq4"
+)
+
+// The kernel and Jupyter speak libzmq, so the buffered transports are
+// checked against pyzmq in both roles.
+
+// pythonWithPyzmq is the interpreter to run testdata/zmqpeer.py with.
+func pythonWithPyzmq(t *testing.T) string {
+	t.Helper()
+	for _, p := range []string{os.Getenv("JUPYTER_GUARD_TEST_PYTHON"), "/tmp/probe/venv/bin/python"} {
+		if p == "" {
+			continue
+		}
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	t.Skip("no python with pyzmq: set JUPYTER_GUARD_TEST_PYTHON")
+	return ""
+}
+
+// pyPeer is a running testdata/zmqpeer.py.
+type pyPeer struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stdout *bufio.Reader
+	stderr bytes.Buffer
+}
+
+func startPyPeer(t *testing.T, mode, ep string) *pyPeer {
+	t.Helper()
+	p := &pyPeer{cmd: exec.Command(pythonWithPyzmq(t), filepath.Join("testdata", "zmqpeer.py"), mode, ep)}
+	p.cmd.Stderr = &p.stderr
+	var err error
+	if p.stdin, err = p.cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	out, err := p.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.stdout = bufio.NewReader(out)
+	if err := p.cmd.Start(); err != nil {
+		t.Fatalf("start pyzmq peer: %v", err)
+	}
+	t.Cleanup(func() {
+		p.cmd.Process.Kill()
+		p.cmd.Wait()
+	})
+	return p
+}
+
+// line is the peer's next line of output: its endpoint, or "ok".
+func (p *pyPeer) line() (string, error) {
+	s, err := p.stdout.ReadString('\n')
+	if err != nil {
+		return "", fmt.Errorf("pyzmq peer said nothing (%w): %s", err, p.stderr.String())
+	}
+	return strings.TrimSpace(s), nil
+}
+
+// finish waits for the peer to print "ok" and exit cleanly.
+func (p *pyPeer) finish() error {
+	s, err := p.line()
+	if err == nil && s != "ok" {
+		err = fmt.Errorf("pyzmq peer printed %q", s)
+	}
+	p.stdin.Close()
+	return errors.Join(err, p.cmd.Wait())
+}
+
+// pyBind is where the pyzmq peer binds for scheme.
+func pyBind(t *testing.T, scheme string) string {
+	if scheme == SchemeTCP {
+		return "tcp://127.0.0.1:*"
+	}
+	dir, err := os.MkdirTemp("", "zt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return "ipc://" + filepath.Join(dir, "s")
+}
+
+// pyListen has a Go socket listen on scheme and returns the plain
+// endpoint libzmq dials it at.
+func pyListen(t *testing.T, scheme string, sock zmq4.Socket) string {
+	t.Helper()
+	listen, dial := endpoints(t, scheme)
+	if err := sock.Listen(listen); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sock.Close() })
+	ep := dial(sock)
+	return strings.Replace(ep, "b://", "://", 1)
+}
+
+// pyDial has a Go socket dial the pyzmq peer's bound endpoint over the
+// buffered transport, and returns that endpoint.
+func pyDial(t *testing.T, sock zmq4.Socket, peer *pyPeer) string {
+	t.Helper()
+	t.Cleanup(func() { sock.Close() })
+	bound, err := peer.line()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep, err := Endpoint(bound)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sock.Dial(ep); err != nil {
+		t.Fatalf("dial pyzmq at %s: %v", ep, err)
+	}
+	return ep
+}
+
+// TestPyzmqRouter: Go DEALER and REQ against a libzmq ROUTER, the
+// proxy's view of a kernel's shell and heartbeat.
+func TestPyzmqRouter(t *testing.T) {
+	for _, scheme := range bufferedSchemes {
+		t.Run(scheme, func(t *testing.T) {
+			ctx := context.Background()
+			peer := startPyPeer(t, "router-echo", pyBind(t, scheme))
+			dealer := zmq4.NewDealer(ctx, zmq4.WithID(zmq4.SocketIdentity("go-dealer")))
+			ep := pyDial(t, dealer, peer)
+
+			if err := dealer.Send(zmq4.NewMsg([]byte("whoami"))); err != nil {
+				t.Fatal(err)
+			}
+			who, err := dealer.Recv()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := sameFrames(who.Frames, [][]byte{[]byte("go-dealer")}); err != nil {
+				t.Errorf("libzmq routes zmq4's identity wrongly: %v (%q)", err, who.Frames)
+			}
+			for i, msg := range edgeMessages() {
+				if err := dealer.Send(msg); err != nil {
+					t.Fatalf("message %d: send: %v", i, err)
+				}
+				back, err := dealer.Recv()
+				if err != nil {
+					t.Fatalf("message %d: recv: %v", i, err)
+				}
+				if err := sameFrames(back.Frames, msg.Frames); err != nil {
+					t.Fatalf("message %d echoed by libzmq: %v", i, err)
+				}
+			}
+
+			req := zmq4.NewReq(ctx)
+			t.Cleanup(func() { req.Close() })
+			if err := req.Dial(ep); err != nil {
+				t.Fatal(err)
+			}
+			for n := range 100 {
+				ping := zmq4.NewMsg(fmt.Appendf(nil, "ping %d", n))
+				if err := req.Send(ping); err != nil {
+					t.Fatalf("ping %d: %v", n, err)
+				}
+				pong, err := req.Recv()
+				if err != nil {
+					t.Fatalf("pong %d: %v", n, err)
+				}
+				if err := sameFrames(pong.Frames, ping.Frames); err != nil {
+					t.Fatalf("pong %d: %v", n, err)
+				}
+			}
+
+			if err := dealer.Send(zmq4.NewMsg([]byte("quit"))); err != nil {
+				t.Fatal(err)
+			}
+			if err := peer.cmd.Wait(); err != nil {
+				t.Fatalf("pyzmq router: %v: %s", err, peer.stderr.String())
+			}
+		})
+	}
+}
+
+// TestPyzmqDealer: a libzmq DEALER, as Jupyter's client is, against a Go
+// ROUTER listening on the buffered transport.
+func TestPyzmqDealer(t *testing.T) {
+	for _, scheme := range bufferedSchemes {
+		t.Run(scheme, func(t *testing.T) {
+			router := zmq4.NewRouter(context.Background(), zmq4.WithID(zmq4.SocketIdentity("kernel")))
+			peer := startPyPeer(t, "dealer", pyListen(t, scheme, router))
+			ids := make(chan string, 16)
+			go func() {
+				defer close(ids)
+				for {
+					msg, err := router.Recv()
+					if err != nil {
+						return
+					}
+					ids <- string(msg.Frames[0])
+					if err := router.Send(msg); err != nil {
+						return
+					}
+				}
+			}()
+			if err := peer.finish(); err != nil {
+				t.Fatalf("pyzmq dealer: %v: %s", err, peer.stderr.String())
+			}
+			if id := <-ids; id != "py-dealer" {
+				t.Errorf("zmq4 ROUTER saw libzmq's identity as %q, want py-dealer", id)
+			}
+		})
+	}
+}
+
+// TestPyzmqReq: Jupyter's heartbeat REQ against a Go REP.
+func TestPyzmqReq(t *testing.T) {
+	for _, scheme := range bufferedSchemes {
+		t.Run(scheme, func(t *testing.T) {
+			rep := zmq4.NewRep(context.Background())
+			peer := startPyPeer(t, "req", pyListen(t, scheme, rep))
+			go func() {
+				for {
+					msg, err := rep.Recv()
+					if err != nil {
+						return
+					}
+					if err := rep.Send(msg); err != nil {
+						return
+					}
+				}
+			}()
+			if err := peer.finish(); err != nil {
+				t.Fatalf("pyzmq req: %v: %s", err, peer.stderr.String())
+			}
+		})
+	}
+}
+
+// TestPyzmqSub: Jupyter's IOPub SUB against a Go PUB; libzmq's
+// subscription must reach zmq4 for anything to arrive.
+func TestPyzmqSub(t *testing.T) {
+	for _, scheme := range bufferedSchemes {
+		t.Run(scheme, func(t *testing.T) {
+			pub := zmq4.NewPub(context.Background())
+			peer := startPyPeer(t, "sub", pyListen(t, scheme, pub))
+			stop := make(chan struct{})
+			defer close(stop)
+			go publishUntil(pub, stop,
+				zmq4.NewMsgFrom([]byte("other.status"), []byte("must be filtered")),
+				zmq4.NewMsgFrom([]byte("iopub.status"), []byte(`{"execution_state":"busy"}`)),
+			)
+			if err := peer.finish(); err != nil {
+				t.Fatalf("pyzmq sub: %v: %s", err, peer.stderr.String())
+			}
+		})
+	}
+}
+
+// TestPyzmqXPub: a Go SUB against a libzmq XPUB, as the proxy subscribes
+// to ipykernel's IOPub.
+func TestPyzmqXPub(t *testing.T) {
+	for _, scheme := range bufferedSchemes {
+		t.Run(scheme, func(t *testing.T) {
+			sub := zmq4.NewSub(context.Background())
+			if err := sub.SetOption(zmq4.OptionSubscribe, "iopub."); err != nil {
+				t.Fatal(err)
+			}
+			peer := startPyPeer(t, "xpub", pyBind(t, scheme))
+			pyDial(t, sub, peer)
+			for i := range 5 {
+				msg, err := sub.Recv()
+				if err != nil {
+					t.Fatalf("sub recv: %v", err)
+				}
+				want := [][]byte{[]byte("iopub.status"), fmt.Appendf(nil, "%d", i)}
+				if err := sameFrames(msg.Frames, want); err != nil {
+					t.Fatalf("message %d: %v (%q)", i, err, msg.Frames)
+				}
+			}
+			peer.stdin.Close()
+			if err := peer.cmd.Wait(); err != nil {
+				t.Fatalf("pyzmq xpub: %v: %s", err, peer.stderr.String())
+			}
+		})
+	}
+}

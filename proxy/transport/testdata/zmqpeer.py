@@ -1,0 +1,104 @@
+"""A libzmq peer for the Go interop tests.
+
+Usage: python zmqpeer.py MODE ENDPOINT
+
+Binding modes print the endpoint they bound, one line, once ready.
+Connecting modes print "ok" and exit 0 once every check passed; any
+failure raises and exits non-zero.
+"""
+import sys
+
+import zmq
+
+
+def messages():
+    """Frame layouts the Go side also sends: Jupyter-shaped, empty frames,
+    the 255/256-byte size switch, and a 20 MB frame."""
+    return [
+        [b"<IDS|MSG>", b"f" * 64, b'{"msg_type":"execute_request"}', b"{}", b"{}", b'{"code":"pass"}'],
+        [b""],
+        [b"", b"", b"x", b""],
+        [b"a" * 255, b"b" * 256],
+        [b"<IDS|MSG>", bytes(range(256)) * (20 * 4096), b"tail"],
+    ]
+
+
+def ready(sock):
+    print(sock.getsockopt(zmq.LAST_ENDPOINT).decode(), flush=True)
+
+
+def router_echo(ctx, ep):
+    """Echo every message to its sender, like a kernel's shell or
+    heartbeat ROUTER; "whoami" answers with the sender's routing id."""
+    s = ctx.socket(zmq.ROUTER)
+    s.bind(ep)
+    ready(s)
+    while True:
+        frames = s.recv_multipart()
+        body = frames[1:]
+        if body == [b"quit"]:
+            return
+        if body == [b"whoami"]:
+            s.send_multipart([frames[0], frames[0]])
+            continue
+        s.send_multipart(frames)
+
+
+def dealer(ctx, ep):
+    s = ctx.socket(zmq.DEALER)
+    s.setsockopt(zmq.IDENTITY, b"py-dealer")
+    s.connect(ep)
+    for msg in messages():
+        s.send_multipart(msg)
+        back = s.recv_multipart()
+        assert back == msg, "echo differs for a %d-frame message" % len(msg)
+
+
+def req(ctx, ep):
+    s = ctx.socket(zmq.REQ)
+    s.connect(ep)
+    for i in range(100):
+        ping = b"ping %d" % i
+        s.send(ping)
+        pong = s.recv()
+        assert pong == ping, "pong %r for ping %r" % (pong, ping)
+
+
+def sub(ctx, ep):
+    s = ctx.socket(zmq.SUB)
+    s.setsockopt(zmq.SUBSCRIBE, b"iopub.")
+    s.connect(ep)
+    for _ in range(5):
+        frames = s.recv_multipart()
+        assert frames[0].startswith(b"iopub."), "unsubscribed topic %r" % frames[0]
+
+
+def xpub(ctx, ep):
+    """Like ipykernel's IOPub: wait for a subscription, then publish to it
+    until stdin closes."""
+    s = ctx.socket(zmq.XPUB)
+    s.bind(ep)
+    ready(s)
+    subscription = s.recv()
+    assert subscription[:1] == b"\x01", "not a subscription: %r" % subscription
+    topic = subscription[1:]
+    for i in range(5):
+        s.send_multipart([b"other.status", b"filtered"])
+        s.send_multipart([topic + b"status", b"%d" % i])
+    sys.stdin.read()
+
+
+MODES = {"router-echo": router_echo, "dealer": dealer, "req": req, "sub": sub, "xpub": xpub}
+
+
+def main():
+    mode, ep = sys.argv[1], sys.argv[2]
+    ctx = zmq.Context()
+    MODES[mode](ctx, ep)
+    if mode in ("dealer", "req", "sub"):
+        print("ok", flush=True)
+    ctx.destroy(linger=1000)
+
+
+if __name__ == "__main__":
+    main()
