@@ -26,8 +26,15 @@ var (
 	registerErr  error
 )
 
-// Register adds the buffered transports to zmq4's registry. It is safe to
-// call any number of times from any goroutine; Endpoint calls it too.
+// init registers the schemes as soon as the package is imported, so
+// tcpb:// and ipcb:// endpoints work even when written out by hand. It
+// cannot report a failure (a name already taken); Register and Endpoint
+// return it to whoever asks.
+func init() { _ = Register() }
+
+// Register adds the buffered transports to zmq4's registry and reports
+// whether that worked. It is safe to call any number of times from any
+// goroutine; it only registers once.
 func Register() error {
 	registerOnce.Do(func() {
 		for _, s := range schemes {
