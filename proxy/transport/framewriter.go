@@ -35,9 +35,11 @@ const (
 //
 // frameWriter is not safe for concurrent use; conn serialises it.
 type frameWriter struct {
-	dst io.Writer
-	buf []byte // pending bytes; its capacity never grows
-	err error  // first write error: the stream is broken after it
+	dst  io.Writer
+	buf  []byte      // pending bytes; its capacity never grows
+	vec  [2][]byte   // buf and a large body, for one writev
+	bufs net.Buffers // vec as WriteTo consumes it
+	err  error       // first write error: the stream is broken after it
 
 	state int
 	need  uint64  // bytes left in the greeting, size field or body
@@ -134,8 +136,12 @@ func (w *frameWriter) put(b []byte) {
 	if len(w.buf) == 0 {
 		_, err = w.dst.Write(b)
 	} else {
-		bufs := net.Buffers{w.buf, b}
-		_, err = bufs.WriteTo(w.dst)
+		// vec and bufs live in w so the writev allocates nothing; vec is
+		// cleared after so w does not keep the caller's body alive.
+		w.vec = [2][]byte{w.buf, b}
+		w.bufs = w.vec[:]
+		_, err = w.bufs.WriteTo(w.dst)
+		w.vec = [2][]byte{}
 	}
 	w.buf = w.buf[:0]
 	w.fail(err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"io"
 	"math/rand/v2"
 	"testing"
 )
@@ -145,6 +146,30 @@ func TestFrameWriterPassesLargeBodiesThrough(t *testing.T) {
 	}
 	if cap(fw.buf) != bufSize {
 		t.Errorf("buffer capacity grew to %d, want %d", cap(fw.buf), bufSize)
+	}
+	if fw.vec[0] != nil || fw.vec[1] != nil {
+		t.Error("the writer still holds the large body after writing it")
+	}
+}
+
+// TestFrameWriterDoesNotAllocate: small messages and large bodies alike
+// cost no garbage per message.
+func TestFrameWriterDoesNotAllocate(t *testing.T) {
+	fw := newFrameWriter(io.Discard, bufSize)
+	fw.Write(greeting())
+	msgs := [][][]byte{
+		zmtpMessage([]byte("<IDS|MSG>"), []byte("{}"), []byte(`{"code":"pass"}`)),
+		zmtpMessage([]byte("<IDS|MSG>"), make([]byte, 2*bufSize)),
+	}
+	allocs := testing.AllocsPerRun(100, func() {
+		for _, m := range msgs {
+			for _, p := range m {
+				fw.Write(p)
+			}
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations per message pair, want 0", allocs)
 	}
 }
 
