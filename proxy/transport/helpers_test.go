@@ -9,10 +9,6 @@ import (
 	"github.com/go-zeromq/zmq4"
 )
 
-// schemesUnderTest are zmq4's plain transports and ours, so every test and
-// benchmark can compare like with like.
-var schemesUnderTest = []string{"tcp", SchemeTCP, "ipc", SchemeIPC}
-
 // endpoints returns where to listen for scheme and, once listening, where
 // to dial. Unix socket paths are kept short (sun_path is 108 bytes).
 func endpoints(tb testing.TB, scheme string) (listen string, dial func(zmq4.Socket) string) {
