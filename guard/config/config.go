@@ -1,0 +1,41 @@
+package config
+
+import (
+	"time"
+)
+
+// Config is the guard's configuration before the memory limit is known.
+type Config struct {
+	Limit       Spec // the budget: a size, or a share of the detected limit
+	Warn, Pause Spec // thresholds: sizes, or shares of the budget
+	Action      Action
+	// MaxRestarts kernel deaths within RestartWindow make a death loop: the
+	// guard stops restarting the kernel.
+	MaxRestarts   int
+	RestartWindow time.Duration
+
+	// origin quotes what the user wrote for each setting they set, such as
+	// "JUPYTER_GUARD_WARN=90%", so errors found later can point at it.
+	origin map[string]string
+}
+
+// Default is the configuration when nothing is set.
+func Default() Config {
+	return Config{
+		Limit:         Spec{Percent: 100},
+		Warn:          Spec{Percent: 80},
+		Pause:         Spec{Percent: 95},
+		Action:        Pause,
+		MaxRestarts:   5,
+		RestartWindow: time.Minute,
+	}
+}
+
+// from names where the setting came from, for error messages: the user's
+// own words if they set it, else its name and value ("warn 80%").
+func (c Config) from(s setting) string {
+	if o, ok := c.origin[s.name]; ok {
+		return o
+	}
+	return s.name + " " + s.get(c)
+}

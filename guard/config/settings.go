@@ -1,0 +1,84 @@
+package config
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// setting is one configurable value, known by a flag name and an
+// environment variable derived from it (limit: JUPYTER_GUARD_LIMIT).
+type setting struct {
+	name  string
+	usage string
+	set   func(c *Config, text string) error
+	get   func(c Config) string
+}
+
+func (s setting) env() string {
+	return "JUPYTER_GUARD_" + strings.ToUpper(strings.ReplaceAll(s.name, "-", "_"))
+}
+
+var (
+	limitSetting = setting{
+		name:  "limit",
+		usage: "memory budget: a size (4GiB, 1.5G; powers of 1024) or a share of the detected limit (80%)",
+		set:   func(c *Config, s string) (err error) { c.Limit, err = ParseSpec(s); return err },
+		get:   func(c Config) string { return c.Limit.String() },
+	}
+	warnSetting = setting{
+		name:  "warn",
+		usage: "warn in the cell at this size or share of the budget",
+		set:   func(c *Config, s string) (err error) { c.Warn, err = ParseSpec(s); return err },
+		get:   func(c Config) string { return c.Warn.String() },
+	}
+	pauseSetting = setting{
+		name:  "pause",
+		usage: "act at this size or share of the budget",
+		set:   func(c *Config, s string) (err error) { c.Pause, err = ParseSpec(s); return err },
+		get:   func(c Config) string { return c.Pause.String() },
+	}
+	actionSetting = setting{
+		name:  "action",
+		usage: "what to do at the pause threshold: pause, interrupt or warn",
+		set:   func(c *Config, s string) (err error) { c.Action, err = ParseAction(s); return err },
+		get:   func(c Config) string { return string(c.Action) },
+	}
+	maxRestartsSetting = setting{
+		name:  "max-restarts",
+		usage: "kernel deaths within the restart window before the guard stops restarting it",
+		set:   func(c *Config, s string) (err error) { c.MaxRestarts, err = parseCount(s); return err },
+		get:   func(c Config) string { return strconv.Itoa(c.MaxRestarts) },
+	}
+	restartWindowSetting = setting{
+		name:  "restart-window",
+		usage: "the window for max-restarts: seconds (60) or a duration (90s, 2m)",
+		set:   func(c *Config, s string) (err error) { c.RestartWindow, err = parseWindow(s); return err },
+		get:   func(c Config) string { return c.RestartWindow.String() },
+	}
+	settings = []setting{limitSetting, warnSetting, pauseSetting, actionSetting, maxRestartsSetting, restartWindowSetting}
+)
+
+// parseCount reads a whole number, 0 or more.
+func parseCount(s string) (int, error) {
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil || n < 0 {
+		return 0, errors.New("not a count; use a whole number, 0 or more")
+	}
+	return n, nil
+}
+
+// parseWindow reads plain seconds ("60") or a Go duration ("90s", "2m").
+func parseWindow(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		secs, serr := strconv.ParseUint(s, 10, 32)
+		d, err = time.Duration(secs)*time.Second, serr
+	}
+	if err != nil || d <= 0 {
+		return 0, errors.New("not a window; use seconds (60) or a duration such as 90s or 2m, above zero")
+	}
+	return d, nil
+}
