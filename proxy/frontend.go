@@ -7,6 +7,7 @@ import (
 	"github.com/go-zeromq/zmq4"
 
 	"github.com/jupyter-guard/jupyter-guard/kernelspec"
+	"github.com/jupyter-guard/jupyter-guard/proxy/transport"
 )
 
 // listenFrontend binds the five sockets Jupyter connects to, where its
@@ -24,7 +25,11 @@ func listenFrontend(ctx context.Context, ci kernelspec.ConnectionInfo) ([numChan
 			// where a REP would serve one peer at a time.
 			s = zmq4.NewRouter(ctx)
 		}
-		if err := s.Listen(transportEndpoint(ci.Endpoint(ports[ch]))); err != nil {
+		ep, err := transport.Endpoint(ci.Endpoint(ports[ch]))
+		if err == nil {
+			err = s.Listen(ep)
+		}
+		if err != nil {
 			closeAll(socks[:])
 			s.Close()
 			return socks, fmt.Errorf("listen for %s on %s: %w", ch, ci.Endpoint(ports[ch]), err)

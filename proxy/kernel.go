@@ -9,6 +9,7 @@ import (
 	"github.com/go-zeromq/zmq4"
 
 	"github.com/jupyter-guard/jupyter-guard/kernelspec"
+	"github.com/jupyter-guard/jupyter-guard/proxy/transport"
 )
 
 // kernelSockets are the proxy's sockets towards one child kernel. A new
@@ -37,7 +38,11 @@ func dialKernel(ctx context.Context, ci kernelspec.ConnectionInfo, identity stri
 			s = zmq4.NewDealer(ctx, append(opts, zmq4.WithID(zmq4.SocketIdentity(identity)))...)
 		}
 		k.socks[ch] = s
-		if err := s.Dial(transportEndpoint(ci.Endpoint(ports[ch]))); err != nil {
+		ep, err := transport.Endpoint(ci.Endpoint(ports[ch]))
+		if err == nil {
+			err = s.Dial(ep)
+		}
+		if err != nil {
 			k.close()
 			return nil, fmt.Errorf("connect to the kernel's %s port %d: %w", ch, ports[ch], err)
 		}
