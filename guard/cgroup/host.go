@@ -1,0 +1,47 @@
+package cgroup
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+)
+
+// Host says where the proc and cgroup filesystems are. Every absolute path
+// the package reads (/proc/PID/cgroup, /proc/self/mountinfo, mount points,
+// /proc/meminfo) is resolved under Root, so a test can point it at a fake tree.
+type Host struct {
+	Root string
+}
+
+// System is the live machine.
+var System = Host{Root: "/"}
+
+// path maps an absolute path of the host to the file that holds it.
+func (h Host) path(abs string) string {
+	return filepath.Join(h.Root, abs)
+}
+
+// MemTotal is the host's physical memory (MemTotal in /proc/meminfo): the
+// limit that applies when no cgroup sets a smaller one.
+func (h Host) MemTotal() (uint64, error) {
+	file := h.path("/proc/meminfo")
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return 0, err
+	}
+	for line := range bytes.Lines(data) {
+		rest, ok := bytes.CutPrefix(line, []byte("MemTotal:"))
+		if !ok {
+			continue
+		}
+		kb, unit, _ := bytes.Cut(bytes.TrimSpace(rest), []byte(" "))
+		n, err := strconv.ParseUint(string(kb), 10, 64)
+		if err != nil || string(unit) != "kB" {
+			return 0, fmt.Errorf("%s: MemTotal %q is not a number of kB", file, bytes.TrimSpace(rest))
+		}
+		return n * 1024, nil
+	}
+	return 0, fmt.Errorf("%s: no MemTotal line", file)
+}

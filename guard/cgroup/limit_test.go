@@ -1,0 +1,59 @@
+package cgroup
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestLimit(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		host   Host
+		pid    int
+		want   Limit
+		source string
+	}{
+		{"v1 set by an ancestor", fakeV1, 100, Limit{12 * gib, V1Limit, "/jupyter/alice"}, "cgroup v1 /jupyter/alice"},
+		{"v1 unlimited", fakeV1, 200, Limit{32 * gib, HostMemory, ""}, "host memory"},
+		{"v1 above host memory", fakeV1, 600, Limit{32 * gib, HostMemory, ""}, "host memory"},
+		{"v1 set above the container", fakeContainer, 7, Limit{8 * gib, V1Limit, "/docker/0123abcd"}, "cgroup v1 /docker/0123abcd"},
+		{"v2 high below max", fakeV2, 100, Limit{10 * gib, V2High, "/user.slice/user-1000.slice"}, "cgroup v2 memory.high at /user.slice/user-1000.slice"},
+		{"v2 own max", fakeV2, 200, Limit{8 * gib, V2Max, "/jupyter.slice/jupyter.service"}, "cgroup v2 memory.max at /jupyter.slice/jupyter.service"},
+		{"v2 max everywhere, files missing", fakeV2, 500, Limit{32 * gib, HostMemory, ""}, "host memory"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := discover(t, c.host, c.pid).Limit()
+			if err != nil || got != c.want {
+				t.Fatalf("Limit() = %+v, %v; want %+v", got, err, c.want)
+			}
+			if got.Source() != c.source {
+				t.Errorf("Source() = %q, want %q", got.Source(), c.source)
+			}
+		})
+	}
+}
+
+func TestLimitErrors(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		host Host
+		pid  int
+		says string
+	}{
+		{"v2 invalid memory.max", fakeV2, 600, `"12G"`},
+		{"v1 without memory.stat", fakeV1, 500, "memory.stat"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := discover(t, c.host, c.pid).Limit()
+			if err == nil || !strings.Contains(err.Error(), c.says) {
+				t.Errorf("Limit() error = %v, want one saying %s", err, c.says)
+			}
+		})
+	}
+}
+
+func TestMemTotalErrors(t *testing.T) {
+	if _, err := (Host{Root: t.TempDir()}).MemTotal(); err == nil {
+		t.Error("MemTotal without /proc/meminfo: no error")
+	}
+}

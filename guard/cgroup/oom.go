@@ -1,0 +1,31 @@
+package cgroup
+
+// OOMState is what a cgroup tells about the OOM killer, for the diagnosis of
+// a dead kernel and for the guard's pause.
+type OOMState struct {
+	// Kills counts tasks the OOM killer killed: v1 memory.oom_control
+	// oom_kill, v2 memory.events oom_kill. On v2 it includes kills in
+	// descendants; on v1 it counts only tasks that were in this very group.
+	Kills uint64
+	// UnderOOM (v1 only) means tasks are parked in the OOM wait queue: the
+	// group is at its limit with oom_kill_disable set.
+	UnderOOM bool
+	// KillDisabled (v1 only) is oom_kill_disable.
+	KillDisabled bool
+}
+
+// OOM reads the group's OOM state.
+func (g *Group) OOM() (OOMState, error) {
+	if g.Version == V2 {
+		v, err := readFields(g.file("memory.events"), "oom_kill")
+		if err != nil {
+			return OOMState{}, err
+		}
+		return OOMState{Kills: v[0]}, nil
+	}
+	v, err := readFields(g.file("memory.oom_control"), "oom_kill", "under_oom", "oom_kill_disable")
+	if err != nil {
+		return OOMState{}, err
+	}
+	return OOMState{Kills: v[0], UnderOOM: v[1] != 0, KillDisabled: v[2] != 0}, nil
+}
