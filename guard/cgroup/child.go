@@ -1,0 +1,68 @@
+package cgroup
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// NewChild creates a cgroup below g, for a kernel the guard wants to own
+// (set a limit on, disable the OOM killer of, freeze). On v2 the memory
+// controller must be enabled in g's cgroup.subtree_control.
+func (g *Group) NewChild(name string) (*Group, error) {
+	if name == "" || name == "." || name == ".." || strings.ContainsRune(name, '/') {
+		return nil, fmt.Errorf("cgroup name %q: must be a single path element", name)
+	}
+	c := *g
+	c.Dir, c.Path = filepath.Join(g.Dir, name), path.Join(g.Path, name)
+	if err := os.Mkdir(c.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	if err := c.check(); err != nil {
+		return nil, errors.Join(err, c.Remove())
+	}
+	return &c, nil
+}
+
+// Remove deletes the (empty) cgroup. It fails with EBUSY while tasks remain.
+func (g *Group) Remove() error {
+	return os.Remove(g.Dir)
+}
+
+// AddProc moves a process, with all its threads, into the group.
+func (g *Group) AddProc(pid int) error {
+	return writeFile(g.file("cgroup.procs"), strconv.Itoa(pid))
+}
+
+// Procs lists the processes in the group.
+func (g *Group) Procs() ([]int, error) {
+	file := g.file("cgroup.procs")
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	var pids []int
+	for f := range bytes.FieldsSeq(data) {
+		pid, err := strconv.Atoi(string(f))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %q is not a pid", file, f)
+		}
+		pids = append(pids, pid)
+	}
+	return pids, nil
+}
+
+// SetLimit sets the group's own limit: v1 memory.limit_in_bytes, v2
+// memory.max. Swap is not included.
+func (g *Group) SetLimit(bytes uint64) error {
+	k := V2Max
+	if g.Version == V1 {
+		k = V1Limit
+	}
+	return writeFile(g.file(limitFiles[k]), strconv.FormatUint(bytes, 10))
+}
