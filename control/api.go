@@ -1,0 +1,76 @@
+package control
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// State is one guarded kernel as `guardctl status --json` prints it. The
+// field names are a stable interface for scripts: add, never rename.
+type State struct {
+	KernelID   string    `json:"kernel_id"`
+	Kernelspec string    `json:"kernelspec"`
+	Notebook   string    `json:"notebook,omitempty"`
+	ProxyPID   int       `json:"proxy_pid"`
+	KernelPID  int       `json:"kernel_pid,omitempty"`
+	State      string    `json:"state"` // starting, idle, busy, paused, restarting, dead
+	Started    time.Time `json:"started"`
+	Memory     Memory    `json:"memory"`
+	GPU        []GPU     `json:"gpu,omitempty"`
+	Deaths     int       `json:"deaths"`
+	LastCell   *Cell     `json:"last_cell,omitempty"`
+}
+
+// Memory is the kernel's memory against its budget.
+type Memory struct {
+	TreeRSS     uint64  `json:"tree_rss_bytes"`
+	Cgroup      uint64  `json:"cgroup_bytes,omitempty"`
+	Used        uint64  `json:"used_bytes"` // the figure compared with the budget
+	Budget      uint64  `json:"budget_bytes"`
+	Share       float64 `json:"share"` // used / budget, 0..1+
+	LimitSource string  `json:"limit_source"`
+}
+
+// GPU is the kernel's use of one device.
+type GPU struct {
+	Index int    `json:"index"`
+	Name  string `json:"name"`
+	Used  uint64 `json:"used_bytes"`
+	Total uint64 `json:"total_bytes"`
+}
+
+// Cell is one executed cell of the ledger.
+type Cell struct {
+	ExecutionCount int       `json:"execution_count"`
+	Code           string    `json:"code"` // first line
+	Start          time.Time `json:"start"`
+	End            time.Time `json:"end,omitzero"`
+	Running        bool      `json:"running,omitempty"`
+	StartBytes     uint64    `json:"start_bytes"`
+	PeakBytes      uint64    `json:"peak_bytes"`
+	EndBytes       uint64    `json:"end_bytes"`
+	GrowthBytes    int64     `json:"growth_bytes"`
+	GPUPeakBytes   uint64    `json:"gpu_peak_bytes,omitempty"`
+}
+
+// Kernel is what a proxy serves.
+type Kernel interface {
+	State() State
+	Cells() []Cell
+	Resume() error
+	Interrupt() error
+	Restart() error
+}
+
+// apiError is the body of every error answer.
+type apiError struct {
+	Error string `json:"error"`
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		b, _ = json.Marshal(apiError{Error: err.Error()})
+	}
+	return b
+}
