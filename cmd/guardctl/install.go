@@ -13,9 +13,9 @@ import (
 )
 
 func init() {
-	register(command{"install", "wrap installed kernelspecs so Jupyter starts them through guardctl", runInstall})
-	register(command{"uninstall", "remove the guarded kernelspecs guardctl installed", runUninstall})
-	register(command{"kernelspecs", "list the kernelspecs Jupyter sees and which are guarded", runKernelspecs})
+	register(command{name: "install", summary: "wrap installed kernelspecs so Jupyter starts them through guardctl", run: runInstall})
+	register(command{name: "uninstall", summary: "remove the guarded kernelspecs guardctl installed", run: runUninstall})
+	register(command{name: "kernelspecs", summary: "list the kernelspecs Jupyter sees and which are guarded", run: runKernelspecs})
 }
 
 // specFlags are the options of the kernelspec subcommands.
