@@ -1,0 +1,40 @@
+package gpu
+
+// Meter measures the GPU memory of a set of processes.
+type Meter interface {
+	// Usage measures the processes with these pids, as /proc lists them.
+	Usage(pids []int) (Usage, error)
+	// Close releases NVML. The Meter is not used after.
+	Close() error
+}
+
+// Usage is the GPU memory of a process tree at one moment.
+type Usage struct {
+	Total uint64 // bytes the tree holds on all GPUs
+	GPUs  []GPU  // every GPU, by index; none on a machine without
+	// PIDsHidden says the tree's share could not be found: the driver names
+	// processes by host pid, which a container with its own pid namespace
+	// cannot see. Total and every GPU's Used are then 0, whatever the tree
+	// holds; the GPUs' own figures are still right.
+	PIDsHidden bool
+}
+
+// GPU is one device: what the tree holds on it and how full it is.
+type GPU struct {
+	Index    int
+	Name     string // "NVIDIA A100-SXM4-40GB"
+	Used     uint64 // bytes the tree holds here
+	Procs    []Proc // the tree's processes on this GPU, by pid
+	MemUsed  uint64 // bytes in use by everyone, the driver included
+	MemTotal uint64
+}
+
+// Proc is one process's memory on one GPU.
+type Proc struct {
+	PID  int
+	Used uint64 // bytes; 0 when UsedUnknown
+	// UsedUnknown says the driver would not tell (NVML_VALUE_NOT_AVAILABLE),
+	// as happens without the right privileges: the process is on the GPU,
+	// its share is not in Used.
+	UsedUnknown bool
+}
