@@ -1,6 +1,7 @@
 package proctree
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -42,7 +43,7 @@ func TestNSpidInANestedNamespace(t *testing.T) {
 }
 
 func TestNSpidOfAGoneProcess(t *testing.T) {
-	if _, err := NSpid(exitedPID(t)); err == nil || !strings.Contains(err.Error(), ErrGone.Error()) {
+	if _, err := NSpid(exitedPID(t)); !errors.Is(err, ErrGone) {
 		t.Errorf("NSpid of a gone process: %v, want ErrGone", err)
 	}
 }

@@ -8,6 +8,9 @@ import (
 
 // RSS returns the resident memory of each of pids and their sum, in bytes, as
 // /proc/PID/statm reports it. Processes that are gone are left out of per.
+// Pages shared between processes (a forked worker's copy-on-write memory,
+// shared libraries) count once for each, so the sum can overstate the tree;
+// PSS splits them, at a cost too high for sampling.
 //
 // It builds gopsutil's Process directly instead of calling NewProcess: that
 // one stats /proc twice and reads /proc/PID/stat just to check the pid exists,
