@@ -19,6 +19,14 @@ type State struct {
 	GPU        []GPU     `json:"gpu,omitempty"`
 	Deaths     int       `json:"deaths"`
 	LastCell   *Cell     `json:"last_cell,omitempty"`
+	// Proxy is the proxy process's own footprint, for leak hunting.
+	Proxy *ProxyRuntime `json:"proxy,omitempty"`
+}
+
+// ProxyRuntime is the proxy process's own use of resources.
+type ProxyRuntime struct {
+	Goroutines int `json:"goroutines"`
+	FDs        int `json:"open_fds"`
 }
 
 // Memory is the kernel's memory against its budget.

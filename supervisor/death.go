@@ -1,7 +1,6 @@
 package supervisor
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"strings"
@@ -35,9 +34,12 @@ func (r *report) errorContent(execCount int) map[string]any {
 // died handles a child that exited without being asked to (proc nil: it
 // could not be started). It closes what the child left open, tells the
 // notebook, and decides whether to restart.
-func (s *Supervisor) died(proc *child.Process, _ context.Context, startErr error) (stop bool) {
+func (s *Supervisor) died(proc *child.Process, startErr error) (stop bool) {
 	pending, busy := s.proxy.Detach(time.Second)
-	s.setProc(nil)
+	s.mu.Lock()
+	s.proc = nil
+	s.deathCount++
+	s.mu.Unlock()
 	var rep report
 	if proc != nil {
 		proc.DrainOutput(500 * time.Millisecond)

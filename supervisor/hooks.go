@@ -47,6 +47,16 @@ func (s *Supervisor) FromFrontend(ch proxy.Channel, m *wire.Message, h wire.Head
 // FromKernel follows the execution count, for replies the proxy must
 // write itself when the kernel dies.
 func (s *Supervisor) FromKernel(ch proxy.Channel, m *wire.Message, h, parent wire.Header) {
+	if ch == proxy.IOPub && h.MsgType == "status" {
+		var c struct {
+			State string `json:"execution_state"`
+		}
+		if json.Unmarshal(m.Content, &c) == nil {
+			s.mu.Lock()
+			s.busy = c.State == "busy"
+			s.mu.Unlock()
+		}
+	}
 	if ch == proxy.IOPub && h.MsgType == "execute_input" {
 		var c struct {
 			N int `json:"execution_count"`

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jupyter-guard/jupyter-guard/child"
+	"github.com/jupyter-guard/jupyter-guard/control"
 	"github.com/jupyter-guard/jupyter-guard/kernelspec"
 	"github.com/jupyter-guard/jupyter-guard/proxy"
 )
@@ -22,14 +23,19 @@ type Supervisor struct {
 	proxy *proxy.Proxy
 
 	shutdown chan shutdownRequest // from the control channel
+	actions  chan action          // from guardctl, through the control socket
 	signals  chan os.Signal
 
-	mu        sync.Mutex
-	proc      *child.Process // nil while no child runs
-	deaths    []time.Time
-	gaveUp    *report // set when restarts stopped after a death loop
-	nextCell  *report // a death while idle, told in the next cell
-	execCount int     // the last execution_count the kernel announced
+	mu         sync.Mutex
+	started    time.Time
+	proc       *child.Process // nil while no child runs
+	ready      bool           // the child answers
+	busy       bool           // the child's last status was busy
+	deaths     []time.Time    // recent deaths, for the death-loop rule
+	deathCount int
+	gaveUp     *report // set when restarts stopped after a death loop
+	nextCell   *report // a death while idle, told in the next cell
+	execCount  int     // the last execution_count the kernel announced
 }
 
 type shutdownRequest struct {
@@ -37,12 +43,18 @@ type shutdownRequest struct {
 	restart bool
 }
 
+type action int
+
+const actionRestart action = iota
+
 // Run serves until the kernel is shut down or the proxy is told to stop.
 func Run(cfg Config) error {
 	s := &Supervisor{
 		cfg:      cfg,
 		shutdown: make(chan shutdownRequest, 1),
+		actions:  make(chan action, 1),
 		signals:  make(chan os.Signal, 4),
+		started:  time.Now(),
 	}
 	// Go exits on SIGINT unless told otherwise; for a kernel SIGINT means
 	// "interrupt the cell".
@@ -56,13 +68,19 @@ func Run(cfg Config) error {
 	s.proxy = p
 	defer p.Close()
 
+	ctl, err := control.Listen(controlPath(s), s, cfg.Log)
+	if err != nil {
+		cfg.Log.Printf("guardctl will not see this kernel: %v", err)
+	} else {
+		defer ctl.Close()
+	}
+
 	childConnFile := filepath.Join(cfg.RuntimeDir, "guard-child-"+kernelID(cfg.ConnFile)+".json")
 	defer os.Remove(childConnFile)
 	go s.watchParent()
 
 	for {
-		stop := s.runChild(childConnFile)
-		if stop {
+		if stop := s.runChild(childConnFile); stop {
 			return nil
 		}
 	}
@@ -71,35 +89,26 @@ func Run(cfg Config) error {
 // runChild starts one child and serves it until it exits. It reports
 // whether the proxy should stop.
 func (s *Supervisor) runChild(connFile string) (stop bool) {
-	if s.gaveUp == nil {
-		ci, err := childConnection(s.cfg.Conn, connFile)
-		var proc *child.Process
-		if err == nil {
-			proc, err = child.Start(child.Spec{
-				Argv:   childArgv(s.cfg.Argv, s.cfg.ConnFile, connFile, s.cfg.ResourceDir),
-				Env:    childEnv(s.cfg.Env),
-				Stdout: os.Stdout,
-				Stderr: os.Stderr,
-			})
-		}
-		if err != nil {
-			return s.died(nil, nil, fmt.Errorf("the kernel could not be started: %w", err))
-		}
-		s.setProc(proc)
-		return s.serve(proc, ci)
+	if s.gaveUpReport() != nil {
+		return s.waitAfterGivingUp()
 	}
-	// Restarts have stopped: wait for the user to shut down or restart.
-	for {
-		select {
-		case sd := <-s.shutdown:
-			s.finishShutdown(nil, sd)
-			return true
-		case sig := <-s.signals:
-			if sig == syscall.SIGTERM || sig == syscall.SIGHUP {
-				return true
-			}
-		}
+	ci, err := childConnection(s.cfg.Conn, connFile)
+	var proc *child.Process
+	if err == nil {
+		proc, err = child.Start(child.Spec{
+			Argv:   childArgv(s.cfg.Argv, s.cfg.ConnFile, connFile, s.cfg.ResourceDir),
+			Env:    childEnv(s.cfg.Env),
+			Stdout: os.Stdout,
+			Stderr: os.Stderr,
+		})
 	}
+	if err != nil {
+		return s.died(nil, fmt.Errorf("the kernel could not be started: %w", err))
+	}
+	s.mu.Lock()
+	s.proc, s.ready, s.busy = proc, false, false
+	s.mu.Unlock()
+	return s.serve(proc, ci)
 }
 
 // serve attaches the proxy to a started child and waits for its end.
@@ -111,19 +120,33 @@ func (s *Supervisor) serve(proc *child.Process, ci kernelspec.ConnectionInfo) (s
 
 	var deadline <-chan time.Time
 	var sd *shutdownRequest
+	restarting := false
 	for {
 		select {
 		case err := <-attached:
-			if err != nil && ctx.Err() == nil {
-				s.cfg.Log.Printf("kernel pid %d: %v", proc.Pid, err)
+			if err != nil {
+				if ctx.Err() == nil {
+					s.cfg.Log.Printf("kernel pid %d: %v", proc.Pid, err)
+				}
+				continue
+			}
+			s.mu.Lock()
+			s.ready = true
+			s.mu.Unlock()
+			if s.deathCount > 0 {
+				s.publish(nil, "status", map[string]string{"execution_state": "idle"})
 			}
 		case <-proc.Exited():
 			cancel()
-			if sd != nil {
+			switch {
+			case sd != nil:
 				s.finishShutdown(proc, *sd)
 				return true
+			case restarting:
+				s.restarted()
+				return false
 			}
-			return s.died(proc, ctx, nil)
+			return s.died(proc, nil)
 		case req := <-s.shutdown:
 			sd = &req
 			// ipykernel exits on its own after shutdown_reply; jupyter_client
@@ -131,6 +154,11 @@ func (s *Supervisor) serve(proc *child.Process, ci kernelspec.ConnectionInfo) (s
 			deadline = time.After(3 * time.Second)
 		case <-deadline:
 			proc.Stop(time.Second)
+		case a := <-s.actions:
+			if a == actionRestart && !restarting {
+				restarting = true
+				go proc.Stop(2 * time.Second)
+			}
 		case sig := <-s.signals:
 			switch sig {
 			case syscall.SIGINT:
@@ -145,10 +173,37 @@ func (s *Supervisor) serve(proc *child.Process, ci kernelspec.ConnectionInfo) (s
 	}
 }
 
-func (s *Supervisor) setProc(p *child.Process) {
+// waitAfterGivingUp serves no kernel after a death loop until the user
+// shuts down or restarts.
+func (s *Supervisor) waitAfterGivingUp() (stop bool) {
+	for {
+		select {
+		case sd := <-s.shutdown:
+			s.finishShutdown(nil, sd)
+			return true
+		case <-s.actions:
+			s.mu.Lock()
+			s.gaveUp, s.deaths = nil, nil
+			s.mu.Unlock()
+			return false
+		case sig := <-s.signals:
+			if sig == syscall.SIGTERM || sig == syscall.SIGHUP {
+				return true
+			}
+		}
+	}
+}
+
+// restarted closes what a kernel stopped on request left open.
+func (s *Supervisor) restarted() {
+	pending, busy := s.proxy.Detach(time.Second)
 	s.mu.Lock()
-	s.proc = p
+	s.proc = nil
 	s.mu.Unlock()
+	rep := &report{Ename: "KernelRestarted", Evalue: "The kernel was restarted (guardctl restart): the variables of this session are lost."}
+	rep.Traceback = []string{"jupyter-guard: " + rep.Evalue}
+	s.closeRequests(pending, busy, rep)
+	s.publish(nil, "status", map[string]string{"execution_state": "starting"})
 }
 
 func (s *Supervisor) currentProc() *child.Process {
@@ -168,10 +223,14 @@ func (s *Supervisor) interrupt(proc *child.Process) {
 // forwarded if it sent one; otherwise the proxy answers for it.
 func (s *Supervisor) finishShutdown(proc *child.Process, sd shutdownRequest) {
 	pending, _ := s.proxy.Detach(time.Second)
+	answered := proc != nil
 	for _, r := range pending {
 		if r.MsgID == sd.req.MsgID {
-			_ = s.proxy.Reply(r, map[string]any{"status": "ok", "restart": sd.restart})
+			answered = false
 		}
+	}
+	if !answered {
+		s.reply(sd.req, map[string]any{"status": "ok", "restart": sd.restart})
 	}
 	if proc != nil {
 		proc.Stop(time.Second)

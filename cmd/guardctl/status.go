@@ -1,0 +1,284 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/jupyter-guard/jupyter-guard/control"
+	"github.com/jupyter-guard/jupyter-guard/guard/units"
+	"github.com/jupyter-guard/jupyter-guard/kernelspec"
+)
+
+func init() {
+	register(command{name: "status", summary: "show every guarded kernel of this user", run: runStatus})
+	register(command{name: "cells", summary: "show the per-cell memory ledger of one kernel", run: runCells})
+	for _, a := range []string{"resume", "interrupt", "restart"} {
+		register(command{name: a, summary: a + " a guarded kernel", run: actOn(a)})
+	}
+}
+
+// kernel is one live proxy found through its control socket.
+type kernel struct {
+	conn  *control.Conn
+	state control.State
+}
+
+// findKernels reads every control socket in the runtime dir, cleaning up
+// those whose proxy died and saying so on w.
+func findKernels(w io.Writer) ([]kernel, error) {
+	dir, err := kernelspec.RuntimeDir()
+	if err != nil {
+		return nil, err
+	}
+	paths, _ := filepath.Glob(filepath.Join(dir, control.SocketPattern))
+	var out []kernel
+	for _, p := range paths {
+		c, err := control.Open(p)
+		if err != nil {
+			fmt.Fprintf(w, "skipped %s: %v\n", p, err)
+			continue
+		}
+		st, err := c.State()
+		if errors.Is(err, control.ErrStale) {
+			if os.Remove(p) == nil {
+				fmt.Fprintf(w, "removed %s: its proxy is gone\n", filepath.Base(p))
+			}
+			continue
+		}
+		if err != nil {
+			fmt.Fprintf(w, "skipped %s: %v\n", p, err)
+			continue
+		}
+		out = append(out, kernel{c, st})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].state.Started.Before(out[j].state.Started) })
+	return out, nil
+}
+
+// pickKernel finds the one kernel that ref names: a unique prefix of its
+// id, or its notebook's name.
+func pickKernel(ref string) (kernel, error) {
+	ks, err := findKernels(os.Stderr)
+	if err != nil {
+		return kernel{}, err
+	}
+	var hits []kernel
+	for _, k := range ks {
+		nb := k.state.Notebook
+		if strings.HasPrefix(k.state.KernelID, ref) || (nb != "" && (nb == ref || filepath.Base(nb) == ref)) {
+			hits = append(hits, k)
+		}
+	}
+	switch len(hits) {
+	case 1:
+		return hits[0], nil
+	case 0:
+		return kernel{}, fmt.Errorf("no guarded kernel matches %q (%d running; see guardctl status)", ref, len(ks))
+	}
+	var ids []string
+	for _, k := range hits {
+		ids = append(ids, shortID(k.state.KernelID))
+	}
+	return kernel{}, fmt.Errorf("%q matches %d kernels (%s): give more of the id", ref, len(hits), strings.Join(ids, ", "))
+}
+
+func runStatus(args []string) error {
+	fs := flag.NewFlagSet("status", flag.ContinueOnError)
+	asJSON := fs.Bool("json", false, "print the kernels as JSON (a stable shape for scripts)")
+	watch := fs.Bool("watch", false, "refresh every 2 s until Ctrl-C")
+	if err := fs.Parse(args); err != nil {
+		return exitCode(2)
+	}
+	if !*watch {
+		return printStatus(os.Stdout, *asJSON)
+	}
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, os.Interrupt)
+	for {
+		fmt.Print("\033[H\033[2J") // home and clear, so the table refreshes in place
+		if err := printStatus(os.Stdout, *asJSON); err != nil {
+			return err
+		}
+		select {
+		case <-stop:
+			return nil
+		case <-time.After(2 * time.Second):
+		}
+	}
+}
+
+func printStatus(w io.Writer, asJSON bool) error {
+	ks, err := findKernels(os.Stderr)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		states := make([]control.State, 0, len(ks))
+		for _, k := range ks {
+			states = append(states, k.state)
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(states)
+	}
+	if len(ks) == 0 {
+		fmt.Fprintln(w, "No guarded kernel is running.")
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "KERNEL\tKERNELSPEC\tNOTEBOOK\tSTATE\tMEMORY\tGPU\tUPTIME\tLAST CELL\tDEATHS")
+	for _, k := range ks {
+		s := k.state
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n",
+			shortID(s.KernelID), orDash(s.Kernelspec), orDash(s.Notebook), stateCell(s), memoryCell(s.Memory),
+			gpuCell(s.GPU), units.FormatDuration(time.Since(s.Started)), lastCellCell(s.LastCell), s.Deaths)
+	}
+	return tw.Flush()
+}
+
+func shortID(id string) string {
+	if len(id) > 8 {
+		return id[:8]
+	}
+	return id
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// stateCell makes the states that need a person stand out.
+func stateCell(s control.State) string {
+	switch s.State {
+	case "paused", "dead":
+		return strings.ToUpper(s.State) + " !"
+	}
+	return s.State
+}
+
+func memoryCell(m control.Memory) string {
+	if m.Budget == 0 {
+		return units.FormatBytes(m.Used)
+	}
+	cell := fmt.Sprintf("%s / %s (%.0f%%)", units.FormatBytes(m.Used), units.FormatBytes(m.Budget), m.Share*100)
+	if m.Share >= 0.8 {
+		cell += " !"
+	}
+	return cell
+}
+
+func gpuCell(gs []control.GPU) string {
+	if len(gs) == 0 {
+		return "-"
+	}
+	var used uint64
+	for _, g := range gs {
+		used += g.Used
+	}
+	return units.FormatBytes(used)
+}
+
+func lastCellCell(c *control.Cell) string {
+	if c == nil {
+		return "-"
+	}
+	return fmt.Sprintf("[%d] %s", c.ExecutionCount, units.FormatSignedBytes(c.GrowthBytes))
+}
+
+func runCells(args []string) error {
+	if len(args) != 1 {
+		return errors.New("usage: guardctl cells KERNEL (an id prefix or a notebook name)")
+	}
+	k, err := pickKernel(args[0])
+	if err != nil {
+		return err
+	}
+	cells, err := k.conn.Cells()
+	if err != nil {
+		return err
+	}
+	return printCells(os.Stdout, cells)
+}
+
+// printCells prints a ledger, marking the cells that grew memory the most.
+func printCells(w io.Writer, cells []control.Cell) error {
+	if len(cells) == 0 {
+		fmt.Fprintln(w, "No cell has run yet.")
+		return nil
+	}
+	top := topGrowers(cells, 3)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "CELL\tCODE\tTIME\tSTART\tPEAK\tEND\tGROWTH\tGPU PEAK\t")
+	for i, c := range cells {
+		dur := "running"
+		if !c.End.IsZero() {
+			dur = units.FormatDuration(c.End.Sub(c.Start))
+		}
+		gpu := "-"
+		if c.GPUPeakBytes > 0 {
+			gpu = units.FormatBytes(c.GPUPeakBytes)
+		}
+		mark := ""
+		if top[i] {
+			mark = "<- grew most"
+		}
+		fmt.Fprintf(tw, "[%d]\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.ExecutionCount, clip(c.Code, 40), dur,
+			units.FormatBytes(c.StartBytes), units.FormatBytes(c.PeakBytes), units.FormatBytes(c.EndBytes),
+			units.FormatSignedBytes(c.GrowthBytes), gpu, mark)
+	}
+	return tw.Flush()
+}
+
+// topGrowers marks the n cells (by index) that added the most memory.
+func topGrowers(cells []control.Cell, n int) map[int]bool {
+	idx := make([]int, 0, len(cells))
+	for i, c := range cells {
+		if c.GrowthBytes > 0 {
+			idx = append(idx, i)
+		}
+	}
+	sort.Slice(idx, func(a, b int) bool { return cells[idx[a]].GrowthBytes > cells[idx[b]].GrowthBytes })
+	top := map[int]bool{}
+	for _, i := range idx[:min(n, len(idx))] {
+		top[i] = true
+	}
+	return top
+}
+
+func clip(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+func actOn(action string) func([]string) error {
+	return func(args []string) error {
+		if len(args) != 1 {
+			return fmt.Errorf("usage: guardctl %s KERNEL (an id prefix or a notebook name)", action)
+		}
+		k, err := pickKernel(args[0])
+		if err != nil {
+			return err
+		}
+		st, err := k.conn.Act(action)
+		if err != nil {
+			return fmt.Errorf("kernel %s: %w", shortID(k.state.KernelID), err)
+		}
+		fmt.Printf("kernel %s: %s\n", shortID(st.KernelID), st.State)
+		return nil
+	}
+}

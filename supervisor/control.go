@@ -1,0 +1,85 @@
+package supervisor
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+
+	"github.com/jupyter-guard/jupyter-guard/control"
+)
+
+// errNoKernel answers actions that need a running kernel.
+var errNoKernel = errors.New("no kernel is running (it is restarting, or stopped after repeated deaths)")
+
+// State reports the kernel for guardctl status.
+func (s *Supervisor) State() control.State {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := control.State{
+		KernelID:   kernelID(s.cfg.ConnFile),
+		Kernelspec: s.cfg.Conn.KernelName,
+		Notebook:   os.Getenv("JPY_SESSION_NAME"),
+		ProxyPID:   os.Getpid(),
+		Started:    s.started,
+		Deaths:     s.deathCount,
+		State:      s.state(),
+		Proxy:      &control.ProxyRuntime{Goroutines: runtime.NumGoroutine(), FDs: openFDs()},
+	}
+	if s.proc != nil {
+		st.KernelPID = s.proc.Pid
+	}
+	return st
+}
+
+// state names what the kernel is doing; the caller holds s.mu.
+func (s *Supervisor) state() string {
+	switch {
+	case s.gaveUp != nil:
+		return "dead"
+	case s.proc == nil:
+		return "restarting"
+	case !s.ready:
+		return "starting"
+	case s.busy:
+		return "busy"
+	}
+	return "idle"
+}
+
+// Cells is the per-cell ledger.
+func (s *Supervisor) Cells() []control.Cell { return nil }
+
+// Resume lets a paused kernel continue.
+func (s *Supervisor) Resume() error { return errors.New("the kernel is not paused") }
+
+// Interrupt interrupts the running cell as the notebook's ■ button would.
+func (s *Supervisor) Interrupt() error {
+	proc := s.currentProc()
+	if proc == nil {
+		return errNoKernel
+	}
+	s.interrupt(proc)
+	return nil
+}
+
+// Restart replaces the kernel with a fresh one on the same ports.
+func (s *Supervisor) Restart() error {
+	if s.currentProc() == nil && s.gaveUpReport() == nil {
+		return errNoKernel
+	}
+	select {
+	case s.actions <- actionRestart:
+	default:
+	}
+	return nil
+}
+
+func openFDs() int {
+	fds, _ := os.ReadDir("/proc/self/fd")
+	return len(fds)
+}
+
+func controlPath(s *Supervisor) string {
+	return control.SocketPath(filepath.Dir(s.cfg.ConnFile), kernelID(s.cfg.ConnFile))
+}
