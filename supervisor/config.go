@@ -17,7 +17,8 @@ type Config struct {
 	ResourceDir string
 	// InterruptMode is the wrapped kernel's: "signal" or "message".
 	InterruptMode string
-	// RuntimeDir holds the child's private connection file.
+	// RuntimeDir (Jupyter's) holds the child's private connection file and
+	// the control socket.
 	RuntimeDir string
 
 	// MaxDeaths deaths within DeathWindow stop the restarts.

@@ -3,7 +3,6 @@ package supervisor
 import (
 	"errors"
 	"os"
-	"path/filepath"
 	"runtime"
 
 	"github.com/jupyter-guard/jupyter-guard/control"
@@ -81,5 +80,5 @@ func openFDs() int {
 }
 
 func controlPath(s *Supervisor) string {
-	return control.SocketPath(filepath.Dir(s.cfg.ConnFile), kernelID(s.cfg.ConnFile))
+	return control.SocketPath(s.cfg.RuntimeDir, kernelID(s.cfg.ConnFile))
 }

@@ -25,7 +25,7 @@ func runKernel(args []string) error {
 	fs := flag.NewFlagSet("kernel", flag.ContinueOnError)
 	connFile := fs.String("f", "", "Jupyter's connection file")
 	interruptMode := fs.String("interrupt-mode", "signal", "the wrapped kernel's interrupt_mode: signal or message")
-	resourceDir := fs.String("resource-dir", "", "the wrapped kernelspec's directory, for {resource_dir}")
+	resourceDir := fs.String("resource-dir", "", "the wrapped kernelspec's directory, for a {resource_dir} Jupyter left in the argv")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "Usage: guardctl kernel -f CONNECTION_FILE [options] -- KERNEL_ARGV...")
 		fs.PrintDefaults()
@@ -50,16 +50,22 @@ func runKernel(args []string) error {
 	if err != nil {
 		return err
 	}
+	runtimeDir, err := kernelspec.RuntimeDir()
+	if err == nil {
+		err = os.MkdirAll(runtimeDir, 0o700)
+	}
+	if err != nil {
+		return fmt.Errorf("jupyter runtime dir: %w", err)
+	}
 	return supervisor.Run(supervisor.Config{
 		ConnFile:      abs,
 		Conn:          ci,
 		Argv:          argv,
 		ResourceDir:   *resourceDir,
 		InterruptMode: *interruptMode,
-		// Jupyter writes connection files into its runtime dir.
-		RuntimeDir:  filepath.Dir(abs),
-		MaxDeaths:   5,
-		DeathWindow: time.Minute,
-		Log:         log.New(os.Stderr, "jupyter-guard: ", log.Ltime),
+		RuntimeDir:    runtimeDir,
+		MaxDeaths:     5,
+		DeathWindow:   time.Minute,
+		Log:           log.New(os.Stderr, "jupyter-guard: ", log.Ltime),
 	})
 }
