@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -52,7 +53,10 @@ func (p *Proxy) nudge(ctx context.Context, k *kernelSockets, iopubSeen <-chan st
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("the kernel did not answer kernel_info: %w", ctx.Err())
-		case <-p.own:
+		case m := <-p.own:
+			p.mu.Lock()
+			p.kernelInfo = clone(m.Content)
+			p.mu.Unlock()
 			answered = true
 		case <-time.After(500 * time.Millisecond):
 		}
@@ -67,4 +71,12 @@ func (p *Proxy) nudge(ctx context.Context, k *kernelSockets, iopubSeen <-chan st
 			}
 		}
 	}
+}
+
+// KernelInfo is the content of the current kernel's kernel_info_reply, or
+// of the last kernel's while none is attached (nil before the first).
+func (p *Proxy) KernelInfo() json.RawMessage {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.kernelInfo
 }

@@ -43,7 +43,9 @@ type Proxy struct {
 	mu       sync.Mutex
 	kernel   *kernelSockets // nil while no kernel is attached
 	attached chan struct{}  // closed while a kernel is attached
-	frontend sync.WaitGroup
+	// kernelInfo is the content of the kernel's answer to the nudge.
+	kernelInfo []byte
+	frontend   sync.WaitGroup
 }
 
 // Listen binds the frontend sockets and starts forwarding from them.

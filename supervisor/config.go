@@ -2,8 +2,8 @@ package supervisor
 
 import (
 	"log"
-	"time"
 
+	"github.com/jupyter-guard/jupyter-guard/guard/config"
 	"github.com/jupyter-guard/jupyter-guard/kernelspec"
 )
 
@@ -21,9 +21,9 @@ type Config struct {
 	// the control socket.
 	RuntimeDir string
 
-	// MaxDeaths deaths within DeathWindow stop the restarts.
-	MaxDeaths   int
-	DeathWindow time.Duration
+	// Guard is the memory guard's settings, and the death-loop rule:
+	// MaxRestarts deaths within RestartWindow stop the restarts.
+	Guard config.Config
 
 	Log *log.Logger
 }

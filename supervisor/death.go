@@ -53,7 +53,7 @@ func (s *Supervisor) died(proc *child.Process, startErr error) (stop bool) {
 		rep.Traceback = append(rep.Traceback, "", "jupyter-guard is restarting the kernel: the variables of this session are lost.")
 	} else {
 		rep.Traceback = append(rep.Traceback, "",
-			fmt.Sprintf("The kernel died %d times within %s, so jupyter-guard stopped restarting it.", s.cfg.MaxDeaths, s.cfg.DeathWindow),
+			fmt.Sprintf("The kernel died %d times within %s, so jupyter-guard stopped restarting it.", s.cfg.Guard.MaxRestarts, s.cfg.Guard.RestartWindow),
 			"Fix the cause above, then restart the kernel from the Kernel menu.")
 		s.mu.Lock()
 		s.gaveUp = &rep
@@ -76,12 +76,12 @@ func (s *Supervisor) recordDeath() bool {
 	now := time.Now()
 	recent := s.deaths[:0]
 	for _, t := range s.deaths {
-		if now.Sub(t) < s.cfg.DeathWindow {
+		if now.Sub(t) < s.cfg.Guard.RestartWindow {
 			recent = append(recent, t)
 		}
 	}
 	s.deaths = append(recent, now)
-	return len(s.deaths) < s.cfg.MaxDeaths
+	return len(s.deaths) < s.cfg.Guard.MaxRestarts
 }
 
 // closeRequests answers every request the dead kernel left open, so no cell
@@ -100,7 +100,16 @@ func (s *Supervisor) closeRequests(pending []proxy.Request, busy [][]byte, rep *
 		}
 	}
 	for _, r := range pending {
-		if r.MsgType != "execute_request" {
+		switch r.MsgType {
+		case "execute_request":
+		case "kernel_info_request":
+			// Frontends wait for kernel_info to know a kernel is ready: the
+			// next kernel answers it.
+			s.mu.Lock()
+			s.infoWaiters = append(s.infoWaiters, r)
+			s.mu.Unlock()
+			continue
+		default:
 			s.reply(r, rep.errorContent(0))
 			continue
 		}

@@ -31,7 +31,11 @@ func (s *Supervisor) FromFrontend(ch proxy.Channel, m *wire.Message, h wire.Head
 		return false
 	}
 	if rep := s.gaveUpReport(); rep != nil && ch != proxy.Stdin {
-		s.fail(req, rep, true)
+		if info := s.proxy.KernelInfo(); h.MsgType == "kernel_info_request" && info != nil {
+			s.reply(req, info) // what the kernel was; its cells will say it is gone
+		} else {
+			s.fail(req, rep, true)
+		}
 		return false
 	}
 	if h.MsgType == "execute_request" {

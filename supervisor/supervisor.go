@@ -36,6 +36,8 @@ type Supervisor struct {
 	gaveUp     *report // set when restarts stopped after a death loop
 	nextCell   *report // a death while idle, told in the next cell
 	execCount  int     // the last execution_count the kernel announced
+	// infoWaiters asked a kernel that died for kernel_info.
+	infoWaiters []proxy.Request
 }
 
 type shutdownRequest struct {
@@ -132,7 +134,12 @@ func (s *Supervisor) serve(proc *child.Process, ci kernelspec.ConnectionInfo) (s
 			}
 			s.mu.Lock()
 			s.ready = true
+			waiters := s.infoWaiters
+			s.infoWaiters = nil
 			s.mu.Unlock()
+			for _, r := range waiters {
+				s.reply(r, s.proxy.KernelInfo())
+			}
 			if s.deathCount > 0 {
 				s.publish(nil, "status", map[string]string{"execution_state": "idle"})
 			}

@@ -7,8 +7,8 @@ import (
 	"log"
 	"os"
 	"path/filepath"
-	"time"
 
+	"github.com/jupyter-guard/jupyter-guard/guard/config"
 	"github.com/jupyter-guard/jupyter-guard/kernelspec"
 	"github.com/jupyter-guard/jupyter-guard/supervisor"
 )
@@ -26,6 +26,7 @@ func runKernel(args []string) error {
 	connFile := fs.String("f", "", "Jupyter's connection file")
 	interruptMode := fs.String("interrupt-mode", "signal", "the wrapped kernel's interrupt_mode: signal or message")
 	resourceDir := fs.String("resource-dir", "", "the wrapped kernelspec's directory, for a {resource_dir} Jupyter left in the argv")
+	config.RegisterFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "Usage: guardctl kernel -f CONNECTION_FILE [options] -- KERNEL_ARGV...")
 		fs.PrintDefaults()
@@ -41,6 +42,12 @@ func runKernel(args []string) error {
 		return errors.New("no kernel to run: give its command after --")
 	case *interruptMode != "signal" && *interruptMode != "message":
 		return fmt.Errorf("--interrupt-mode %q: use signal or message", *interruptMode)
+	}
+	// A bad setting stops the kernel here, with the reason in Jupyter's log,
+	// rather than letting it run unguarded.
+	guardCfg, err := config.Load(os.Getenv, fs)
+	if err != nil {
+		return fmt.Errorf("not starting the kernel: %w", err)
 	}
 	ci, err := kernelspec.ReadConnectionFile(*connFile)
 	if err != nil {
@@ -64,8 +71,7 @@ func runKernel(args []string) error {
 		ResourceDir:   *resourceDir,
 		InterruptMode: *interruptMode,
 		RuntimeDir:    runtimeDir,
-		MaxDeaths:     5,
-		DeathWindow:   time.Minute,
+		Guard:         guardCfg,
 		Log:           log.New(os.Stderr, "jupyter-guard: ", log.Ltime),
 	})
 }
