@@ -1,0 +1,79 @@
+package diagnosis
+
+import (
+	"fmt"
+	"io"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+)
+
+func TestTailKeepsTheLastLines(t *testing.T) {
+	tail := NewTail(32, 3)
+	io.WriteString(tail, "first line that will be cut\nsecond\nthird\n")
+	io.WriteString(tail, "fourth\nfif")
+	io.WriteString(tail, "th")
+	// 32 bytes keep "…cut\nsecond\nthird\nfourth\nfifth": the cut line goes,
+	// and at most 3 lines are returned.
+	if got, want := tail.Lines(), []string{"third", "fourth", "fifth"}; !slices.Equal(got, want) {
+		t.Errorf("Lines() = %q, want %q", got, want)
+	}
+}
+
+func TestTailBeforeWrapping(t *testing.T) {
+	tail := NewTail(1024, 10)
+	if got := tail.Lines(); got != nil {
+		t.Errorf("empty tail: %q", got)
+	}
+	io.WriteString(tail, "a\r\nprogress 10%\rprogress 100%\n\xff\n")
+	if got, want := tail.Lines(), []string{"a", "progress 100%", "\uFFFD"}; !slices.Equal(got, want) {
+		t.Errorf("Lines() = %q, want %q", got, want)
+	}
+}
+
+func TestTailWriteLargerThanTheRing(t *testing.T) {
+	tail := NewTail(8, 10)
+	n, err := io.WriteString(tail, "0123456789\nabcdefgh")
+	if n != 19 || err != nil {
+		t.Fatalf("Write = %d, %v", n, err)
+	}
+	io.WriteString(tail, "\nxy")
+	if got, want := tail.Lines(), []string{"xy"}; !slices.Equal(got, want) {
+		t.Errorf("Lines() = %q, want %q", got, want)
+	}
+}
+
+// Several goroutines write whole lines at once, as the proxy's pumps do;
+// the race detector checks the locking, and no line may come out torn.
+func TestTailConcurrentWriters(t *testing.T) {
+	tail := NewTail(4<<10, 1000)
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			for i := range 500 {
+				fmt.Fprintf(tail, "writer %d line %d\n", w, i)
+			}
+		})
+	}
+	wg.Go(func() {
+		for range 100 {
+			tail.Lines()
+		}
+	})
+	wg.Wait()
+	lines := tail.Lines()
+	whole := regexp.MustCompile(`^writer \d line \d+$`)
+	for _, l := range lines {
+		if !whole.MatchString(l) {
+			t.Fatalf("torn line %q", l)
+		}
+	}
+	if len(lines) < 200 { // 4 KiB of lines of about 18 bytes
+		t.Errorf("only %d lines kept", len(lines))
+	}
+	if last := strings.Join(lines, "\n"); !strings.Contains(last, "line 499") {
+		t.Errorf("the last lines are missing")
+	}
+}

@@ -1,0 +1,3 @@
+import os
+print("saving results...", flush=True)
+os._exit(3)

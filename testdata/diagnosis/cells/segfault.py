@@ -1,0 +1,3 @@
+import faulthandler, ctypes
+faulthandler.enable()
+ctypes.string_at(0)
