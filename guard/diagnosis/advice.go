@@ -1,0 +1,191 @@
+package diagnosis
+
+import (
+	"fmt"
+	"strings"
+	"syscall"
+
+	"github.com/jupyter-guard/jupyter-guard/guard/units"
+)
+
+// advice is the "What to do" list, one bullet per point.
+func (d *Diagnosis) advice() []string {
+	var points []string
+	switch d.Cause {
+	case CauseOOMCgroup, CauseOOMHost:
+		points = d.oomAdvice()
+	case CauseOutsideKill:
+		points = d.outsideKillAdvice()
+	case CauseCUDA:
+		points = d.cudaAdvice()
+	case CauseSegfault:
+		points = d.crashAdvice("")
+	case CausePythonFatal:
+		points = d.crashAdvice("The interpreter stopped itself because its state was broken, " +
+			"usually by a native extension: a reference-count bug, a call into Python " +
+			"without the GIL, or binary packages built against different versions.")
+	case CauseAbort:
+		points = d.crashAdvice(d.abortExplanation())
+	case CauseSignal:
+		points = d.signalAdvice()
+	case CauseExit:
+		points = d.exitAdvice()
+	}
+	var lines []string
+	for _, p := range points {
+		lines = append(lines, wrap(p, "  - ", "    ")...)
+	}
+	return lines
+}
+
+func (d *Diagnosis) oomAdvice() []string {
+	var p []string
+	if c := d.Evidence.Cell; c != nil && c.Growth > 0 {
+		p = append(p, fmt.Sprintf("%s added %s before the kernel was killed.", capitalize(cellName(c)),
+			units.FormatBytes(uint64(c.Growth))))
+	}
+	p = append(p,
+		"Process the data in smaller batches or chunks instead of all at once "+
+			"(e.g. pandas.read_csv(..., chunksize=...), a generator, a smaller dtype).",
+		"Free what you no longer need before the big step: del the variable, "+
+			"then import gc; gc.collect().")
+	switch m := d.Evidence.Memory; {
+	case d.Cause == CauseOOMHost || m.LimitSource == LimitHost:
+		p = append(p, "The whole machine ran out of memory, so other programs count too: "+
+			"close what you do not need, or use a machine with more RAM.")
+	case m.LimitSource == LimitEnv:
+		p = append(p, "Or raise the limit jupyter-guard was given, JUPYTER_GUARD_LIMIT, "+
+			"if the machine has the memory.")
+	default:
+		p = append(p, "Or raise the limit: JUPYTER_GUARD_LIMIT, or the container's "+
+			"memory limit (e.g. docker run --memory, a Kubernetes pod's limits).")
+	}
+	return p
+}
+
+func (d *Diagnosis) outsideKillAdvice() []string {
+	p := []string{
+		"Something outside the kernel sent it SIGKILL: a job scheduler enforcing a time " +
+			"or memory limit (Slurm, Kubernetes), `kill -9`, a container runtime stopping " +
+			"the container, or a system service.",
+		"Look in that scheduler's or the container's logs for a kill at this time.",
+	}
+	ev := d.Evidence
+	switch {
+	case !ev.OOMKills.Known && !ev.KernelLog.Read:
+		p = append(p, "jupyter-guard could read neither the kernel log nor a cgroup OOM "+
+			"counter here, so the out-of-memory killer is not ruled out.")
+	case !ev.KernelLog.Read:
+		p = append(p, "The kernel log could not be read, so an out-of-memory kill of the "+
+			"whole machine is not ruled out; `dmesg` on the host would show it.")
+	}
+	return p
+}
+
+func (d *Diagnosis) cudaAdvice() []string {
+	p := []string{"After a CUDA error the process's GPU state is gone and no GPU work can " +
+		"continue in it: the kernel has to restart, and everything on the GPU is lost."}
+	s := d.sign(SignCUDA)
+	if s != nil && strings.Contains(strings.Join(s.Lines, "\n"), "device-side assert") {
+		p = append(p, "A device-side assert is usually an index out of range on the GPU, "+
+			"e.g. a class label not below the number of classes of a loss. Run the same "+
+			"step on the CPU to get a readable error.")
+	}
+	p = append(p, "CUDA reports errors late, often at a later call. To find the operation "+
+		"that failed, run import os; os.environ[\"CUDA_LAUNCH_BLOCKING\"] = \"1\" first "+
+		"in the notebook, before anything uses the GPU, then re-run.")
+	if d.Xid != nil {
+		p = append(p, fmt.Sprintf("If Xid %d repeats, tell the machine's administrator; "+
+			"NVIDIA explains each Xid at https://docs.nvidia.com/deploy/xid-errors/", d.Xid.Xid))
+	}
+	return p
+}
+
+// abortExplanation says what printed the reason for abort(), if anything did.
+func (d *Diagnosis) abortExplanation() string {
+	s := d.abortReason()
+	switch {
+	case s == nil:
+		return "Native code called abort(), usually because it found a state it " +
+			"cannot handle."
+	case s.Kind == SignCppTerminate:
+		return "A C++ library threw an exception that nothing caught; its message " +
+			"above says why."
+	default:
+		return "glibc found the heap corrupted: native code wrote past the end of a " +
+			"buffer or freed memory twice, possibly well before the line that crashed."
+	}
+}
+
+// crashAdvice points at the library the stack leads to, or at how to find it.
+func (d *Diagnosis) crashAdvice(explanation string) []string {
+	var p []string
+	if explanation != "" {
+		p = append(p, explanation)
+	}
+	i, hasUser := d.Stack.userFrame()
+	lib, hasLib := d.Stack.library()
+	switch {
+	case hasLib && lib.stdlib:
+		p = append(p, fmt.Sprintf("The stack points at %s, part of Python: a crash there "+
+			"usually means a bad pointer, size or argument was passed to it. Check them.", lib.name))
+	case hasLib:
+		p = append(p,
+			fmt.Sprintf("The stack points at %s. Check what you pass to it (shapes, dtypes, "+
+				"objects changed or freed while in use).", lib.name),
+			fmt.Sprintf("Update it (pip install -U %s). If it still crashes, report it to "+
+				"%s's maintainers with this stack and a small example.", lib.name, lib.name))
+	case hasUser:
+		f := d.Stack.Frames[i]
+		p = append(p, fmt.Sprintf("The crash is in native code called directly from line %d "+
+			"of %s: check that call's arguments, and update or report the library it "+
+			"belongs to.", f.Line, d.frameCell(f)))
+	default:
+		p = append(p, "No Python stack was captured. To find the line, split the cell and "+
+			"run the parts, or run the code as a script with python -X faulthandler.")
+	}
+	return p
+}
+
+func (d *Diagnosis) frameCell(f Frame) string {
+	name, _ := d.cellOf(f)
+	return name
+}
+
+// signalAdvice explains a signal by what usually sends or raises it.
+func (d *Diagnosis) signalAdvice() []string {
+	sig := d.Evidence.Exit.Signal
+	switch sig {
+	case syscall.SIGTERM:
+		return []string{"Something asked the kernel process to stop: the machine or container " +
+			"shutting down, a job scheduler, or `kill`."}
+	case syscall.SIGFPE:
+		return d.crashAdvice("Native code divided an integer by zero or overflowed.")
+	case syscall.SIGILL:
+		return d.crashAdvice("The CPU met an instruction it does not have: a library was built " +
+			"for a newer CPU (e.g. with AVX-512). Install a build made for this machine.")
+	}
+	if _, crash := crashSignals[sig]; crash {
+		return d.crashAdvice("")
+	}
+	return []string{fmt.Sprintf("Something sent %s to the kernel process: look for what signals "+
+		"processes on this machine (a scheduler, a supervisor, `kill`).", signalName(sig))}
+}
+
+func (d *Diagnosis) exitAdvice() []string {
+	code := d.Evidence.Exit.Code
+	if code == 0 {
+		return []string{"The kernel process ended itself without an error: exit(), quit(), " +
+			"os._exit(0), or a library that calls exit(0)."}
+	}
+	return []string{fmt.Sprintf("Something ended the kernel process with code %d: os._exit(%d), "+
+		"or a native library that calls exit() on an error it cannot handle (its last "+
+		"output, if any, is above). sys.exit() in a cell does not end the kernel.", code, code)}
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}

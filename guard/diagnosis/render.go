@@ -1,0 +1,51 @@
+package diagnosis
+
+import "fmt"
+
+// causeTitles are the short names on the message's first line.
+var causeTitles = map[Cause]string{
+	CauseOOMCgroup:   "out of memory",
+	CauseOOMHost:     "the machine ran out of memory",
+	CauseOutsideKill: "killed from outside",
+	CauseCUDA:        "CUDA error",
+	CauseSegfault:    "crash",
+	CausePythonFatal: "fatal Python error",
+	CauseAbort:       "abort",
+	CauseSignal:      "signal",
+	CauseExit:        "exited",
+}
+
+// render writes the Evalue and the Traceback lines: plain text in short
+// lines, read in a notebook cell and in a terminal alike.
+func render(d *Diagnosis) (string, []string) {
+	evalue := d.summary()
+	tb := []string{"jupyter-guard: kernel died (" + causeTitles[d.Cause] + ")"}
+	tb = append(tb, wrap(evalue, "", "")...)
+	tb = section(tb, "Evidence:", d.evidenceLines())
+	if d.Cause == CauseOOMCgroup || d.Cause == CauseOOMHost || d.Cause == CauseOutsideKill {
+		tb = section(tb, "Memory:", d.memoryLines())
+	}
+	tb = section(tb, "What to do:", d.advice())
+	tb = append(tb, "")
+	return evalue, append(tb, wrap(d.restartLine(), "", "")...)
+}
+
+func section(tb []string, title string, lines []string) []string {
+	if len(lines) == 0 {
+		return tb
+	}
+	tb = append(tb, "", title)
+	return append(tb, lines...)
+}
+
+// restartLine ends every message: the caller says whether it restarts.
+func (d *Diagnosis) restartLine() string {
+	r := d.Evidence.Restart
+	if r.GaveUp {
+		return fmt.Sprintf("jupyter-guard stopped restarting the kernel after %d deaths in a row, "+
+			"and all variables were lost. Fix the cause, then restart the kernel "+
+			"from the Kernel menu.", r.Deaths)
+	}
+	return "jupyter-guard is restarting the kernel. All variables were lost: " +
+		"re-run the cells you need."
+}
