@@ -123,7 +123,7 @@ func (l DeathLog) Read() ([]DeathRecord, error) {
 		bad     []error
 	)
 	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 16<<20) // a record with a long stack is far longer than bufio's 64 KiB default
+	sc.Buffer(nil, 16<<20) // a record quoting a long stack can outgrow bufio's 64 KiB
 	for n := 1; sc.Scan(); n++ {
 		var r DeathRecord
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {

@@ -16,7 +16,7 @@ func TestRealOOMKillInOwnCgroup(t *testing.T) {
 	defer kmsg.Close()
 
 	r := newCellRun(t, "allocate.py", 12)
-	go1, err := r.cmd.StdinPipe()
+	stdin, err := r.cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +33,7 @@ func TestRealOOMKillInOwnCgroup(t *testing.T) {
 	})
 	before := cg.oomKills(t)
 	cg.add(t, r.cmd.Process.Pid)
-	go1.Close() // the child allocates 300 MiB once its stdin closes
+	stdin.Close() // the child allocates 300 MiB once its stdin closes
 
 	ev := r.wait(t)
 	ev.OOMKills = OOMCounter{Known: true, Before: before, After: cg.oomKills(t)}

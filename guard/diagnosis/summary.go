@@ -139,7 +139,11 @@ func (d *Diagnosis) where() string {
 	f := d.Stack.Frames[i]
 	name, running := d.cellOf(f)
 	if !running {
-		return s + fmt.Sprintf("%s(), line %d of %s, while running %s", f.Func, f.Line, name, cellName(d.Evidence.Cell))
+		s += fmt.Sprintf("%s(), line %d of %s", f.Func, f.Line, name)
+		if d.Evidence.Cell != nil {
+			s += ", while running " + cellName(d.Evidence.Cell)
+		}
+		return s
 	}
 	s += fmt.Sprintf("%s, at line %d", name, f.Line)
 	if code := d.codeLine(f.Line); code != "" {
