@@ -57,7 +57,7 @@ func openPair(t *testing.T, trans zmqtransport.Transport) (*zmq4.Conn, net.Conn)
 func TestWriteErrorReachesZmq4(t *testing.T) {
 	kinds := map[string]zmqtransport.Transport{
 		"tcp":     zmqtransport.New("tcp"),
-		SchemeTCP: bufferedTransport{base: zmqtransport.New("tcp")},
+		SchemeTCP: newBufferedTransport("tcp"),
 	}
 	for name, trans := range kinds {
 		t.Run(name, func(t *testing.T) {

@@ -6,7 +6,6 @@ import (
 	"sync"
 
 	"github.com/go-zeromq/zmq4"
-	zmqtransport "github.com/go-zeromq/zmq4/transport"
 )
 
 // zmq4 refuses to register a name twice, so "tcp" and "ipc" cannot be
@@ -38,8 +37,7 @@ func init() { _ = Register() }
 func Register() error {
 	registerOnce.Do(func() {
 		for _, s := range schemes {
-			t := bufferedTransport{base: zmqtransport.New(s.network)}
-			if err := zmq4.RegisterTransport(s.buffered, t); err != nil {
+			if err := zmq4.RegisterTransport(s.buffered, newBufferedTransport(s.network)); err != nil {
 				registerErr = fmt.Errorf("register %s transport: %w", s.buffered, err)
 				return
 			}

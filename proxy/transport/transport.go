@@ -11,7 +11,12 @@ import (
 // bufferedTransport is zmq4's own net transport with every connection,
 // dialled or accepted, wrapped in a conn.
 type bufferedTransport struct {
-	base zmqtransport.Transport
+	network string // "tcp" or "unix"
+	base    zmqtransport.Transport
+}
+
+func newBufferedTransport(network string) bufferedTransport {
+	return bufferedTransport{network: network, base: zmqtransport.New(network)}
 }
 
 var _ zmqtransport.Transport = bufferedTransport{}
@@ -25,6 +30,11 @@ func (t bufferedTransport) Dial(ctx context.Context, d zmqtransport.Dialer, addr
 }
 
 func (t bufferedTransport) Listen(ctx context.Context, addr string) (net.Listener, error) {
+	if t.network == "unix" {
+		if err := removeStaleSocket(addr); err != nil {
+			return nil, err
+		}
+	}
 	l, err := t.base.Listen(ctx, addr)
 	if err != nil {
 		return nil, err
