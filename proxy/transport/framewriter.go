@@ -61,44 +61,45 @@ func newFrameWriter(dst io.Writer, size int) *frameWriter {
 // p it took and, once the connection has failed, the error that broke it;
 // that error is returned again by every later Write.
 func (w *frameWriter) Write(p []byte) (int, error) {
-	if w.err != nil {
-		return 0, w.err
-	}
 	n := 0
 	for n < len(p) && w.err == nil {
-		switch w.state {
-		case inGreeting, inBody:
-			k := len(p) - n
-			if uint64(k) > w.need {
-				k = int(w.need)
-			}
-			w.put(p[n : n+k])
-			n += k
-			w.need -= uint64(k)
-			if w.need == 0 {
-				w.endPart()
-			}
-		case inFlags:
-			w.flags = p[n]
-			w.sizeN = 1
-			if w.flags&flagLong != 0 {
-				w.sizeN = 8
-			}
-			w.need = uint64(w.sizeN)
-			w.state = inSize
-			w.put(p[n : n+1])
-			n++
-		case inSize:
-			w.size[w.sizeN-int(w.need)] = p[n]
-			w.put(p[n : n+1])
-			n++
-			w.need--
-			if w.need == 0 {
-				w.startBody()
-			}
+		k := 1 // flags and size bytes are taken one at a time
+		if w.state == inGreeting || w.state == inBody {
+			k = int(min(uint64(len(p)-n), w.need))
 		}
+		seg := p[n : n+k]
+		if w.put(seg); w.err != nil {
+			break
+		}
+		n += k
+		w.advance(seg)
 	}
 	return n, w.err
+}
+
+// advance moves the parser past seg, which put has taken.
+func (w *frameWriter) advance(seg []byte) {
+	switch w.state {
+	case inGreeting, inBody:
+		w.need -= uint64(len(seg))
+		if w.need == 0 {
+			w.endPart()
+		}
+	case inFlags:
+		w.flags = seg[0]
+		w.sizeN = 1
+		if w.flags&flagLong != 0 {
+			w.sizeN = 8
+		}
+		w.need = uint64(w.sizeN)
+		w.state = inSize
+	case inSize:
+		w.size[w.sizeN-int(w.need)] = seg[0]
+		w.need--
+		if w.need == 0 {
+			w.startBody()
+		}
+	}
 }
 
 // startBody runs once a frame's size is known.

@@ -233,20 +233,30 @@ func TestFrameWriterRandomStreams(t *testing.T) {
 	}
 }
 
-// TestFrameWriterKeepsFirstError: the socket's own error comes back, and
-// keeps coming back without touching the socket again.
+// TestFrameWriterKeepsFirstError: the socket's own error comes back, a
+// body the socket refused is not counted as written, and later Writes
+// fail the same way without touching the socket again.
 func TestFrameWriterKeepsFirstError(t *testing.T) {
 	broken := errors.New("broken pipe")
 	rec := &recorder{err: broken}
-	fw := newFrameWriter(rec, bufSize)
-	if _, err := fw.Write(greeting()); err != broken {
+	if _, err := newFrameWriter(rec, bufSize).Write(greeting()); err != broken {
 		t.Fatalf("greeting: err = %v, want the socket's error", err)
+	}
+
+	rec = &recorder{}
+	fw := newFrameWriter(rec, bufSize)
+	fw.Write(greeting())
+	big := make([]byte, 2*bufSize)
+	fw.Write(zmtpMessage(big)[0])
+	rec.err = broken
+	if n, err := fw.Write(big); n != 0 || err != broken {
+		t.Fatalf("large body: Write = %d, %v, want 0 and the socket's error", n, err)
 	}
 	rec.err = nil
 	if n, err := fw.Write([]byte{0, 0}); n != 0 || err != broken {
-		t.Fatalf("after failure: Write = %d, %v, want 0, the first error", n, err)
+		t.Fatalf("after failure: Write = %d, %v, want 0 and the first error", n, err)
 	}
-	if len(rec.writes) != 0 {
-		t.Errorf("socket written %d times after it failed", len(rec.writes))
+	if len(rec.writes) != 1 {
+		t.Errorf("socket written %d times, want only the greeting", len(rec.writes))
 	}
 }
