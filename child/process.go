@@ -18,6 +18,8 @@ type Spec struct {
 	Dir  string
 	// Stdout and Stderr receive what the kernel writes; nil discards it.
 	Stdout, Stderr io.Writer
+	// Extra are more outputs, passed to the kernel as fds 3, 4, …
+	Extra []io.Writer
 }
 
 // Process is one running kernel.
@@ -44,29 +46,35 @@ func Start(s Spec) (*Process, error) {
 
 	// Our own pipes rather than exec's copying: exec.Cmd.Wait would also wait
 	// for grandchildren that inherited them, and a death must be seen at once.
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		return nil, fmt.Errorf("kernel stdout pipe: %w", err)
+	outputs := append([]io.Writer{s.Stdout, s.Stderr}, s.Extra...)
+	readers := make([]*os.File, 0, len(outputs))
+	writers := make([]*os.File, 0, len(outputs))
+	closeAll := func(fs []*os.File) {
+		for _, f := range fs {
+			f.Close()
+		}
 	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		outR.Close()
-		outW.Close()
-		return nil, fmt.Errorf("kernel stderr pipe: %w", err)
+	for range outputs {
+		r, w, err := os.Pipe()
+		if err != nil {
+			closeAll(readers)
+			closeAll(writers)
+			return nil, fmt.Errorf("kernel output pipe: %w", err)
+		}
+		readers, writers = append(readers, r), append(writers, w)
 	}
-	cmd.Stdout, cmd.Stderr = outW, errW
-	err = spawn(cmd)
-	outW.Close()
-	errW.Close()
+	cmd.Stdout, cmd.Stderr, cmd.ExtraFiles = writers[0], writers[1], writers[2:]
+	err := spawn(cmd)
+	closeAll(writers)
 	if err != nil {
-		outR.Close()
-		errR.Close()
+		closeAll(readers)
 		return nil, fmt.Errorf("start kernel %q: %w", s.Argv[0], err)
 	}
 	p.Pid = cmd.Process.Pid
 	p.Started = time.Now()
-	p.pump(outR, s.Stdout)
-	p.pump(errR, s.Stderr)
+	for i, r := range readers {
+		p.pump(r, outputs[i])
+	}
 	go func() {
 		_ = cmd.Wait() // the exit status is read from cmd.ProcessState
 		close(p.exited)

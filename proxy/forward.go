@@ -23,6 +23,9 @@ func (p *Proxy) fromFrontend(ch Channel) {
 			p.log.Printf("%s: receive from the frontend: %v", ch, err)
 			continue
 		}
+		if msg.Type == zmq4.CmdMsg {
+			continue // a ZMTP heartbeat PING surfaced by zmq4: not a message
+		}
 		m, err := wire.Parse(msg.Frames)
 		if err != nil {
 			p.log.Printf("dropped a message on %s from the frontend: %v", ch, err)
@@ -65,6 +68,9 @@ func (p *Proxy) fromKernel(k *kernelSockets, ch Channel, iopubSeen chan struct{}
 		msg, err := k.socks[ch].Recv()
 		if err != nil {
 			return // detached, or the kernel went away
+		}
+		if msg.Type == zmq4.CmdMsg {
+			continue
 		}
 		if ch == IOPub && iopubSeen != nil {
 			close(iopubSeen)

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"sort"
 	"strings"
 	"sync"
 
@@ -14,6 +15,7 @@ type Request struct {
 	Header  []byte // raw header frame: the parent of any reply
 	MsgID   string
 	MsgType string
+	Seq     uint64 // arrival order: a kernel runs execute requests in this order
 }
 
 // ReplyType is the msg_type of the reply to r ("execute_reply").
@@ -25,6 +27,7 @@ type inflight struct {
 	mu      sync.Mutex
 	pending map[string]Request
 	busy    map[string][]byte // msg_id → raw header of the busy request
+	seq     uint64
 }
 
 func newInflight() *inflight {
@@ -35,8 +38,11 @@ func (f *inflight) add(ch Channel, m *wire.Message, h wire.Header) {
 	if h.MsgID == "" || ch == Stdin {
 		return
 	}
+	r := NewRequest(ch, m, h)
 	f.mu.Lock()
-	f.pending[h.MsgID] = NewRequest(ch, m, h)
+	f.seq++
+	r.Seq = f.seq
+	f.pending[h.MsgID] = r
 	f.mu.Unlock()
 }
 
@@ -65,6 +71,7 @@ func (f *inflight) drain() (pending []Request, busy [][]byte) {
 	for _, r := range f.pending {
 		pending = append(pending, r)
 	}
+	sort.Slice(pending, func(i, j int) bool { return pending[i].Seq < pending[j].Seq })
 	for _, h := range f.busy {
 		busy = append(busy, h)
 	}

@@ -2,12 +2,11 @@ package supervisor
 
 import (
 	"fmt"
-	"os"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/jupyter-guard/jupyter-guard/child"
+	"github.com/jupyter-guard/jupyter-guard/guard/diagnosis"
 	"github.com/jupyter-guard/jupyter-guard/proxy"
 	"github.com/jupyter-guard/jupyter-guard/proxy/wire"
 )
@@ -19,9 +18,7 @@ type report struct {
 	Traceback []string
 }
 
-func (r *report) text() string {
-	return r.Evalue + "\n" + strings.Join(r.Traceback, "\n") + "\n"
-}
+func (r *report) text() string { return strings.Join(r.Traceback, "\n") + "\n" }
 
 func (r *report) errorContent(execCount int) map[string]any {
 	c := map[string]any{"status": "error", "ename": r.Ename, "evalue": r.Evalue, "traceback": r.Traceback}
@@ -31,48 +28,55 @@ func (r *report) errorContent(execCount int) map[string]any {
 	return c
 }
 
-// died handles a child that exited without being asked to (proc nil: it
-// could not be started). It closes what the child left open, tells the
-// notebook, and decides whether to restart.
-func (s *Supervisor) died(proc *child.Process, startErr error) (stop bool) {
+// died handles a child that exited without being asked to: it closes what
+// the child left open, tells the notebook why it died, and decides whether
+// to restart.
+func (s *Supervisor) died(proc *child.Process, w *witness) (stop bool) {
 	pending, busy := s.proxy.Detach(time.Second)
-	s.mu.Lock()
-	s.proc = nil
-	s.deathCount++
-	s.mu.Unlock()
-	var rep report
-	if proc != nil {
-		proc.DrainOutput(500 * time.Millisecond)
-		rep = describeExit(proc.State())
-		s.cfg.Log.Printf("kernel pid %d died: %s", proc.Pid, rep.Evalue)
-	} else {
-		rep = report{Ename: "KernelDied", Evalue: startErr.Error()}
-		s.cfg.Log.Print(startErr)
+	proc.DrainOutput(500 * time.Millisecond) // the last words of the crash
+	run := running(pending, busy)
+	ev := w.evidence(proc.Pid, proc.State(), nil)
+	ev.KernelID = kernelID(s.cfg.ConnFile)
+	ev.Cell = s.cellOf(run)
+	d := s.diagnose(ev)
+	s.cfg.Log.Printf("kernel pid %d died: %s", proc.Pid, d.Evalue)
+	s.logDeath(d)
+	rep := &report{Ename: diagnosis.Ename, Evalue: d.Evalue, Traceback: d.Traceback}
+	count := 0
+	if ev.Cell != nil {
+		count = ev.Cell.ExecutionCount
 	}
-	if s.recordDeath() {
-		rep.Traceback = append(rep.Traceback, "", "jupyter-guard is restarting the kernel: the variables of this session are lost.")
-	} else {
-		rep.Traceback = append(rep.Traceback, "",
-			fmt.Sprintf("The kernel died %d times within %s, so jupyter-guard stopped restarting it.", s.cfg.Guard.MaxRestarts, s.cfg.Guard.RestartWindow),
-			"Fix the cause above, then restart the kernel from the Kernel menu.")
-		s.mu.Lock()
-		s.gaveUp = &rep
-		s.mu.Unlock()
-	}
-	told := s.closeRequests(pending, busy, &rep)
-	if !told {
-		s.mu.Lock()
-		s.nextCell = &rep
-		s.mu.Unlock()
-	}
-	if s.gaveUpReport() == nil {
-		s.publish(nil, "status", map[string]string{"execution_state": "starting"})
-	}
-	return false
+	return s.afterDeath(pending, busy, run, count, rep)
 }
 
-// recordDeath counts a death and reports whether to restart.
-func (s *Supervisor) recordDeath() bool {
+// failedStart handles a kernel that could not even be started.
+func (s *Supervisor) failedStart(err error) (stop bool) {
+	pending, busy := s.proxy.Detach(0)
+	s.cfg.Log.Print(err)
+	next := "jupyter-guard will try again."
+	if !s.countDeath() {
+		next = fmt.Sprintf("jupyter-guard stopped trying after %d attempts: fix the kernelspec, then restart the kernel.", len(s.deaths))
+	}
+	rep := &report{Ename: diagnosis.Ename, Evalue: err.Error(),
+		Traceback: []string{"jupyter-guard: the kernel could not be started", err.Error(), "", next}}
+	return s.afterDeath(pending, busy, running(pending, busy), 0, rep)
+}
+
+// diagnose counts the death first, so the message can say whether the
+// kernel is restarted or the restarts stopped.
+func (s *Supervisor) diagnose(ev diagnosis.Evidence) diagnosis.Diagnosis {
+	restart := s.countDeath()
+	ev.Restart = diagnosis.Restart{GaveUp: !restart, Deaths: len(s.deaths)}
+	return diagnosis.Diagnose(ev)
+}
+
+// countDeath records a death of the current child and reports whether to
+// restart: not after MaxRestarts deaths within RestartWindow.
+func (s *Supervisor) countDeath() (restart bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.proc = nil
+	s.deathCount++
 	now := time.Now()
 	recent := s.deaths[:0]
 	for _, t := range s.deaths {
@@ -84,89 +88,109 @@ func (s *Supervisor) recordDeath() bool {
 	return len(s.deaths) < s.cfg.Guard.MaxRestarts
 }
 
-// closeRequests answers every request the dead kernel left open, so no cell
-// keeps spinning, and reports whether a cell was told about the death.
-func (s *Supervisor) closeRequests(pending []proxy.Request, busy [][]byte, rep *report) (told bool) {
-	running := ""
+// afterDeath closes the dead kernel's requests, telling run (the cell that
+// was running, if any) the whole story, and unless the restarts stopped,
+// announces the next kernel.
+func (s *Supervisor) afterDeath(pending []proxy.Request, busy [][]byte, run *proxy.Request, count int, rep *report) (stop bool) {
+	gaveUp := len(s.deaths) >= s.cfg.Guard.MaxRestarts
+	s.mu.Lock()
+	if gaveUp {
+		s.gaveUp = rep
+	}
+	if run == nil {
+		s.nextCell = rep // told in the next cell the user runs
+	}
+	s.mu.Unlock()
+	s.closeRequests(pending, busy, run, count, rep)
+	if !gaveUp {
+		s.publish(nil, "status", map[string]string{"execution_state": "starting"})
+	}
+	return false
+}
+
+// running is the execute request the kernel was running when it died: the
+// one it announced busy, else the oldest one waiting (a crash can beat the
+// kernel's busy message to the wire).
+func running(pending []proxy.Request, busy [][]byte) *proxy.Request {
 	for _, raw := range busy {
-		if h, err := wire.DecodeHeader(raw); err == nil && h.MsgType == "execute_request" {
-			running = h.MsgID
+		h, err := wire.DecodeHeader(raw)
+		if err != nil || h.MsgType != "execute_request" {
+			continue
+		}
+		for i := range pending {
+			if pending[i].MsgID == h.MsgID {
+				return &pending[i]
+			}
 		}
 	}
+	for i := range pending { // in arrival order
+		if pending[i].MsgType == "execute_request" {
+			return &pending[i]
+		}
+	}
+	return nil
+}
+
+// cellOf describes request r for the diagnosis. A cell whose execute_input
+// never arrived got the next execution count.
+func (s *Supervisor) cellOf(r *proxy.Request) *diagnosis.Cell {
+	if r == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := &diagnosis.Cell{ExecutionCount: s.execCount + 1}
+	if info := s.cells[r.MsgID]; info != nil {
+		c.Code = info.code
+		if info.execCount > 0 {
+			c.ExecutionCount = info.execCount
+		}
+	}
+	return c
+}
+
+// closeRequests answers every request the dead kernel left open, so no cell
+// keeps spinning: run gets rep, the cells queued behind it a short note.
+func (s *Supervisor) closeRequests(pending []proxy.Request, busy [][]byte, run *proxy.Request, count int, rep *report) {
 	idle := map[string][]byte{}
 	for _, raw := range busy {
 		if h, err := wire.DecodeHeader(raw); err == nil {
 			idle[h.MsgID] = raw
 		}
 	}
+	queued := &report{Ename: rep.Ename, Evalue: "The kernel died before this cell ran."}
+	queued.Traceback = []string{"jupyter-guard: " + queued.Evalue}
 	for _, r := range pending {
-		switch r.MsgType {
-		case "execute_request":
-		case "kernel_info_request":
+		delete(idle, r.MsgID)
+		switch {
+		case r.MsgType == "kernel_info_request":
 			// Frontends wait for kernel_info to know a kernel is ready: the
 			// next kernel answers it.
 			s.mu.Lock()
 			s.infoWaiters = append(s.infoWaiters, r)
 			s.mu.Unlock()
-			continue
+		case run != nil && r.MsgID == run.MsgID:
+			s.fail(r, rep, count, false)
+		case r.MsgType == "execute_request":
+			s.fail(r, queued, 0, false)
 		default:
-			s.reply(r, rep.errorContent(0))
-			continue
+			s.fail(r, rep, 0, false)
 		}
-		if !told && (running == "" || running == r.MsgID) {
-			told = true
-			s.fail(r, rep, false)
-		} else {
-			s.fail(r, &report{Ename: "KernelDied", Evalue: "The kernel died before this cell ran."}, false)
-		}
-		delete(idle, r.MsgID)
 	}
 	for _, raw := range idle {
 		s.publish(raw, "status", map[string]string{"execution_state": "idle"})
 	}
-	return told
 }
 
-// fail ends a request with rep: the error in the cell's output, the reply,
-// and idle. announce publishes busy first, for requests the kernel never saw.
-func (s *Supervisor) fail(r proxy.Request, rep *report, announce bool) {
+// fail ends a request with rep: for a cell, the error in its output and the
+// reply; then idle. announce publishes busy first, for requests no kernel saw.
+func (s *Supervisor) fail(r proxy.Request, rep *report, count int, announce bool) {
 	if announce {
 		s.publish(r.Header, "status", map[string]string{"execution_state": "busy"})
 	}
-	s.mu.Lock()
-	n := s.execCount
-	s.mu.Unlock()
 	if r.MsgType == "execute_request" {
 		s.publish(r.Header, "error", map[string]any{"ename": rep.Ename, "evalue": rep.Evalue, "traceback": rep.Traceback})
-		s.reply(r, rep.errorContent(n))
-	} else {
-		s.reply(r, rep.errorContent(0))
 	}
+	s.reply(r, rep.errorContent(count))
 	s.publish(r.Header, "status", map[string]string{"execution_state": "idle"})
-}
-
-// describeExit says how the kernel process ended.
-func describeExit(st *os.ProcessState) report {
-	rep := report{Ename: "KernelDied"}
-	ws, _ := st.Sys().(syscall.WaitStatus)
-	switch {
-	case ws.Signaled():
-		rep.Evalue = fmt.Sprintf("The kernel died: it was killed by signal %s (%s).", signalName(ws.Signal()), ws.Signal())
-	default:
-		rep.Evalue = fmt.Sprintf("The kernel died: it exited with status %d.", st.ExitCode())
-	}
-	rep.Traceback = []string{"jupyter-guard: kernel died", rep.Evalue}
-	return rep
-}
-
-func signalName(sig syscall.Signal) string {
-	names := map[syscall.Signal]string{
-		syscall.SIGKILL: "SIGKILL", syscall.SIGSEGV: "SIGSEGV", syscall.SIGABRT: "SIGABRT",
-		syscall.SIGBUS: "SIGBUS", syscall.SIGFPE: "SIGFPE", syscall.SIGTERM: "SIGTERM",
-		syscall.SIGILL: "SIGILL", syscall.SIGINT: "SIGINT",
-	}
-	if n, ok := names[sig]; ok {
-		return n
-	}
-	return fmt.Sprintf("signal %d", int(sig))
 }

@@ -34,11 +34,18 @@ func (s *Supervisor) FromFrontend(ch proxy.Channel, m *wire.Message, h wire.Head
 		if info := s.proxy.KernelInfo(); h.MsgType == "kernel_info_request" && info != nil {
 			s.reply(req, info) // what the kernel was; its cells will say it is gone
 		} else {
-			s.fail(req, rep, true)
+			s.fail(req, rep, 0, true)
 		}
 		return false
 	}
 	if h.MsgType == "execute_request" {
+		var c struct {
+			Code string `json:"code"`
+		}
+		_ = json.Unmarshal(m.Content, &c)
+		s.mu.Lock()
+		s.cells[h.MsgID] = &cellInfo{code: c.Code}
+		s.mu.Unlock()
 		if rep := s.takeNextCellReport(); rep != nil {
 			if err := s.proxy.Stream(m.Header, "stderr", rep.text()); err != nil {
 				s.cfg.Log.Printf("tell the next cell about the kernel's death: %v", err)
@@ -61,6 +68,11 @@ func (s *Supervisor) FromKernel(ch proxy.Channel, m *wire.Message, h, parent wir
 			s.mu.Unlock()
 		}
 	}
+	if ch == proxy.Shell && h.MsgType == "execute_reply" {
+		s.mu.Lock()
+		delete(s.cells, parent.MsgID)
+		s.mu.Unlock()
+	}
 	if ch == proxy.IOPub && h.MsgType == "execute_input" {
 		var c struct {
 			N int `json:"execution_count"`
@@ -68,6 +80,9 @@ func (s *Supervisor) FromKernel(ch proxy.Channel, m *wire.Message, h, parent wir
 		if json.Unmarshal(m.Content, &c) == nil {
 			s.mu.Lock()
 			s.execCount = c.N
+			if cell := s.cells[parent.MsgID]; cell != nil {
+				cell.execCount = c.N
+			}
 			s.mu.Unlock()
 		}
 	}

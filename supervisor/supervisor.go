@@ -3,6 +3,7 @@ package supervisor
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -33,11 +34,18 @@ type Supervisor struct {
 	busy       bool           // the child's last status was busy
 	deaths     []time.Time    // recent deaths, for the death-loop rule
 	deathCount int
-	gaveUp     *report // set when restarts stopped after a death loop
-	nextCell   *report // a death while idle, told in the next cell
-	execCount  int     // the last execution_count the kernel announced
+	gaveUp     *report              // set when restarts stopped after a death loop
+	nextCell   *report              // a death while idle, told in the next cell
+	execCount  int                  // the last execution_count the kernel announced
+	cells      map[string]*cellInfo // execute requests until their reply, by msg_id
 	// infoWaiters asked a kernel that died for kernel_info.
 	infoWaiters []proxy.Request
+}
+
+// cellInfo is what the supervisor knows of an execute request.
+type cellInfo struct {
+	code      string
+	execCount int // from its execute_input; 0 until then
 }
 
 type shutdownRequest struct {
@@ -57,6 +65,7 @@ func Run(cfg Config) error {
 		actions:  make(chan action, 1),
 		signals:  make(chan os.Signal, 4),
 		started:  time.Now(),
+		cells:    map[string]*cellInfo{},
 	}
 	// Go exits on SIGINT unless told otherwise; for a kernel SIGINT means
 	// "interrupt the cell".
@@ -79,6 +88,12 @@ func Run(cfg Config) error {
 
 	childConnFile := filepath.Join(cfg.RuntimeDir, "guard-child-"+kernelID(cfg.ConnFile)+".json")
 	defer os.Remove(childConnFile)
+	if dir, env, err := installPyHook(cfg.RuntimeDir, kernelID(cfg.ConnFile)); err != nil {
+		cfg.Log.Printf("a crash will not show the Python stack: %v", err)
+	} else {
+		defer os.RemoveAll(dir)
+		s.cfg.Env = append(s.cfg.Env, env...)
+	}
 	go s.watchParent()
 
 	for {
@@ -94,27 +109,32 @@ func (s *Supervisor) runChild(connFile string) (stop bool) {
 	if s.gaveUpReport() != nil {
 		return s.waitAfterGivingUp()
 	}
+	w := newWitness()
+	defer w.close()
 	ci, err := childConnection(s.cfg.Conn, connFile)
 	var proc *child.Process
 	if err == nil {
+		stdout, stderr := w.outputs()
 		proc, err = child.Start(child.Spec{
 			Argv:   childArgv(s.cfg.Argv, s.cfg.ConnFile, connFile, s.cfg.ResourceDir),
 			Env:    childEnv(s.cfg.Env),
-			Stdout: os.Stdout,
-			Stderr: os.Stderr,
+			Stdout: stdout,
+			Stderr: stderr,
+			Extra:  []io.Writer{stderr}, // faultFD: faulthandler's report joins stderr
 		})
 	}
 	if err != nil {
-		return s.died(nil, fmt.Errorf("the kernel could not be started: %w", err))
+		return s.failedStart(fmt.Errorf("the kernel could not be started: %w", err))
 	}
+	w.started(proc.Pid)
 	s.mu.Lock()
-	s.proc, s.ready, s.busy = proc, false, false
+	s.proc, s.ready, s.busy, s.execCount = proc, false, false, 0
 	s.mu.Unlock()
-	return s.serve(proc, ci)
+	return s.serve(proc, ci, w)
 }
 
 // serve attaches the proxy to a started child and waits for its end.
-func (s *Supervisor) serve(proc *child.Process, ci kernelspec.ConnectionInfo) (stop bool) {
+func (s *Supervisor) serve(proc *child.Process, ci kernelspec.ConnectionInfo, w *witness) (stop bool) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	attached := make(chan error, 1)
@@ -153,7 +173,7 @@ func (s *Supervisor) serve(proc *child.Process, ci kernelspec.ConnectionInfo) (s
 				s.restarted()
 				return false
 			}
-			return s.died(proc, nil)
+			return s.died(proc, w)
 		case req := <-s.shutdown:
 			sd = &req
 			// ipykernel exits on its own after shutdown_reply; jupyter_client
@@ -209,7 +229,7 @@ func (s *Supervisor) restarted() {
 	s.mu.Unlock()
 	rep := &report{Ename: "KernelRestarted", Evalue: "The kernel was restarted (guardctl restart): the variables of this session are lost."}
 	rep.Traceback = []string{"jupyter-guard: " + rep.Evalue}
-	s.closeRequests(pending, busy, rep)
+	s.closeRequests(pending, busy, running(pending, busy), 0, rep)
 	s.publish(nil, "status", map[string]string{"execution_state": "starting"})
 }
 

@@ -1,0 +1,86 @@
+package supervisor
+
+import (
+	"io"
+	"os"
+	"time"
+
+	"github.com/jupyter-guard/jupyter-guard/guard/cgroup"
+	"github.com/jupyter-guard/jupyter-guard/guard/diagnosis"
+)
+
+// witness gathers, while one child lives, what its death diagnosis needs:
+// the kernel log from its start, the tail of its output, and its cgroup's
+// OOM-kill counter before anything happened.
+type witness struct {
+	kmsg           *diagnosis.KmsgWatcher
+	stdout, stderr *diagnosis.Tail
+	group          *cgroup.Group
+	oomBefore      diagnosis.OOMCounter
+}
+
+// newWitness opens the kernel log before the child exists, so every record
+// about it is read.
+func newWitness() *witness {
+	kmsg, _ := diagnosis.NewKmsgWatcher() // unreadable (as in most containers): no kernel-log evidence
+	return &witness{
+		kmsg:   kmsg,
+		stdout: diagnosis.NewTail(64<<10, 1000),
+		stderr: diagnosis.NewTail(64<<10, 1000),
+	}
+}
+
+// outputs tee the child's output to the proxy's own (Jupyter's log shows
+// what it always showed) and into the tails.
+func (w *witness) outputs() (stdout, stderr io.Writer) {
+	return io.MultiWriter(os.Stdout, w.stdout), io.MultiWriter(os.Stderr, w.stderr)
+}
+
+// started reads the OOM-kill counter of the child's memory cgroup.
+func (w *witness) started(pid int) {
+	g, err := cgroup.Discover(pid)
+	if err != nil {
+		return
+	}
+	if st, err := g.OOM(); err == nil {
+		w.group = g
+		w.oomBefore = diagnosis.OOMCounter{Known: true, Before: st.Kills}
+	}
+}
+
+// evidence collects what is known once the child is dead.
+func (w *witness) evidence(pid int, ps *os.ProcessState, treePIDs []int) diagnosis.Evidence {
+	oom := w.oomBefore
+	if w.group != nil {
+		if st, err := w.group.OOM(); err == nil {
+			oom.After = st.Kills
+		} else {
+			oom.Known = false
+		}
+	}
+	return diagnosis.Evidence{
+		PID:       pid,
+		Exit:      diagnosis.ExitStatusOf(ps),
+		OOMKills:  oom,
+		KernelLog: w.kmsg.Collect(append([]int{pid}, treePIDs...)),
+		Stdout:    w.stdout.Lines(),
+		Stderr:    w.stderr.Lines(),
+	}
+}
+
+func (w *witness) close() {
+	if w.kmsg != nil {
+		_ = w.kmsg.Close()
+	}
+}
+
+// deathLog is where every death is recorded for guardctl, one JSON line each.
+func (s *Supervisor) deathLog() diagnosis.DeathLog {
+	return diagnosis.NewDeathLog(s.cfg.RuntimeDir + "/jupyter-guard-deaths.jsonl")
+}
+
+func (s *Supervisor) logDeath(d diagnosis.Diagnosis) {
+	if err := s.deathLog().Append(d.Record(time.Now())); err != nil {
+		s.cfg.Log.Printf("record the death: %v", err)
+	}
+}
