@@ -57,6 +57,7 @@ func (p *Proxy) fromFrontend(ch Channel) {
 		if err := k.socks[ch].Send(zmq4.NewMsgFrom(msg.Frames...)); err != nil {
 			p.log.Printf("%s: forward %s to the kernel: %v", ch, h.MsgType, err)
 		}
+		p.release.forwarded(frameBytes(msg.Frames))
 	}
 }
 
@@ -110,6 +111,7 @@ func (p *Proxy) fromKernel(k *kernelSockets, ch Channel, iopubSeen chan struct{}
 		if err := p.sendFront(ch, msg.Frames); err != nil {
 			p.log.Print(err)
 		}
+		p.release.forwarded(frameBytes(msg.Frames))
 	}
 }
 

@@ -38,6 +38,7 @@ type Proxy struct {
 
 	front    [numChannels]zmq4.Socket
 	inflight *inflight
+	release  releaser
 	own      chan *wire.Message // replies to the proxy's own requests
 
 	mu       sync.Mutex

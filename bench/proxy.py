@@ -1,0 +1,142 @@
+"""Guarded vs plain ipykernel, side by side in one run.
+
+Runs the plain kernelspec and its guarded wrapper at the same time and
+interleaves the measurements in small batches, so machine noise hits both
+alike. Prints median and p99 round trips of execute('pass'), the time of a
+cell printing 50 MB, the proxy's CPU while the kernel is idle and its RSS.
+With --soak it also runs 10,000 executes and 100 child restarts through one
+proxy and reports its goroutines, open fds and RSS before and after.
+
+    python bench/proxy.py --plain python3 --guarded python3-guarded [--soak]
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import time
+
+from jupyter_client.manager import start_new_kernel
+
+CLK = os.sysconf("SC_CLK_TCK")
+
+
+def quiet(_msg):
+    pass
+
+
+def run(kc, code, timeout=600):
+    t = time.perf_counter()
+    reply = kc.execute_interactive(code, timeout=timeout, output_hook=quiet)
+    assert reply["content"]["status"] == "ok", reply["content"]
+    return time.perf_counter() - t
+
+
+def proc_stat(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    cpu = (int(fields[11]) + int(fields[12])) / CLK
+    status = dict(line.split(":", 1) for line in open(f"/proc/{pid}/status"))
+    kib = lambda key: int(status[key].split()[0])
+    return {"cpu_s": cpu, "rss_mib": kib("VmRSS") / 1024, "hwm_mib": kib("VmHWM") / 1024,
+            "fds": len(os.listdir(f"/proc/{pid}/fd")), "threads": int(status["Threads"])}
+
+
+def pct(xs, p):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(len(xs) * p))]
+
+
+def latency(kernels, rounds, batch):
+    times = {name: [] for name in kernels}
+    for _ in range(rounds):
+        for name, (_, kc) in kernels.items():
+            times[name] += [run(kc, "pass") for _ in range(batch)]
+    return times
+
+
+def big_output(kernels, reps):
+    code = "import sys; sys.stdout.write('x' * 50_000_000); sys.stdout.flush()"
+    times = {name: [] for name in kernels}
+    for _ in range(reps):
+        for name, (_, kc) in kernels.items():
+            times[name].append(run(kc, code))
+    return times
+
+
+def control_state(proxy_pid):
+    """Reads the proxy's own view (goroutines) through guardctl status --json."""
+    out = subprocess.run(["guardctl", "status", "--json"], capture_output=True, text=True)
+    if out.returncode != 0:
+        return None
+    for k in json.loads(out.stdout or "[]"):
+        if k.get("proxy_pid") == proxy_pid:
+            return k
+    return None
+
+
+def soak(km, kc, proxy_pid, executes, restarts):
+    before = proc_stat(proxy_pid)
+    for _ in range(executes):
+        run(kc, "pass")
+    for _ in range(restarts):
+        subprocess.run(["guardctl", "restart", km.kernel_id], check=True, capture_output=True)
+        kc.wait_for_ready(timeout=60)
+    after = proc_stat(proxy_pid)
+    return before, after
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--plain", default="python3")
+    ap.add_argument("--guarded", default="python3-guarded")
+    ap.add_argument("--rounds", type=int, default=20)
+    ap.add_argument("--batch", type=int, default=50)
+    ap.add_argument("--big", type=int, default=5, help="50 MB outputs per kernel")
+    ap.add_argument("--soak", action="store_true")
+    args = ap.parse_args()
+
+    kernels = {"plain": start_new_kernel(kernel_name=args.plain),
+               "guarded": start_new_kernel(kernel_name=args.guarded)}
+    try:
+        for _, kc in kernels.values():
+            for _ in range(50):
+                run(kc, "pass")  # warm up both
+        lat = latency(kernels, args.rounds, args.batch)
+        big = big_output(kernels, args.big)
+        proxy_pid = kernels["guarded"][0].provisioner.process.pid
+        idle0 = proc_stat(proxy_pid)
+        time.sleep(10)
+        idle1 = proc_stat(proxy_pid)
+
+        med = {n: statistics.median(v) * 1e3 for n, v in lat.items()}
+        p99 = {n: pct(v, 0.99) * 1e3 for n, v in lat.items()}
+        bigm = {n: statistics.median(v) for n, v in big.items()}
+        print(f"execute('pass') round trip, {len(lat['plain'])} each, interleaved:")
+        for n in lat:
+            print(f"  {n:8s} median {med[n]:.3f} ms   p99 {p99[n]:.3f} ms")
+        print(f"  ratio    median {med['guarded'] / med['plain']:.3f}      p99 {p99['guarded'] / p99['plain']:.3f}")
+        print(f"cell printing 50 MB, median of {args.big}:")
+        for n in big:
+            print(f"  {n:8s} {bigm[n]:.3f} s")
+        print(f"  ratio    {bigm['guarded'] / bigm['plain']:.3f}")
+        print(f"proxy while the kernel is idle for 10 s: {idle1['cpu_s'] - idle0['cpu_s']:.3f} s CPU")
+        print(f"proxy RSS now {idle1['rss_mib']:.1f} MiB, peak {idle1['hwm_mib']:.1f} MiB")
+        if args.soak:
+            km, kc = kernels["guarded"]
+            before, after = soak(km, kc, proxy_pid, 10_000, 100)
+            print("soak, 10,000 executes and 100 restarts through one proxy:")
+            for key in ("rss_mib", "fds", "threads"):
+                print(f"  {key:8s} {before[key]:8.1f} -> {after[key]:8.1f}")
+            st = control_state(proxy_pid)
+            if st and "proxy" in st:
+                print(f"  goroutines now {st['proxy']['goroutines']}")
+    finally:
+        for km, kc in kernels.values():
+            kc.stop_channels()
+            km.shutdown_kernel(now=True)
+
+
+if __name__ == "__main__":
+    main()
