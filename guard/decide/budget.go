@@ -1,0 +1,55 @@
+package decide
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/jupyter-guard/jupyter-guard/guard/cgroup"
+	"github.com/jupyter-guard/jupyter-guard/guard/config"
+	"github.com/jupyter-guard/jupyter-guard/guard/ledger"
+)
+
+// Budget is the resolved configuration with what it is measured on.
+type Budget struct {
+	config.Budget // Limit, Warn, Pause in bytes
+	Action        config.Action
+	// Figure is what counts against the budget:
+	//   - the cgroup's working set when the limit is a share of a cgroup
+	//     limit: that cgroup's OOM killer counts it (page cache it can drop
+	//     is left out, so reading files does not trip the guard);
+	//   - the kernel tree's RSS when the user gave an absolute limit: it is
+	//     a budget for the kernel's own processes;
+	//   - the machine's used memory when the limit is a share of the host's
+	//     RAM: the global OOM killer acts when the whole machine runs out.
+	Figure ledger.Figure
+	// Detected is the limit found on the system, which the budget must not
+	// exceed.
+	Detected cgroup.Limit
+	// Source says where the budget comes from, for messages:
+	// "JUPYTER_GUARD_LIMIT", "cgroup v1 /a/b", "80% of host memory".
+	Source string
+}
+
+// NewBudget resolves cfg against the limit detected for the kernel. Its
+// errors are config's: they quote the setting and say what to write.
+func NewBudget(cfg config.Config, detected cgroup.Limit) (Budget, error) {
+	lines, err := cfg.Resolve(detected.Bytes)
+	if err != nil {
+		return Budget{}, err
+	}
+	b := Budget{Budget: lines, Action: cfg.Action, Detected: detected}
+	switch {
+	case cfg.Limit.Percent == 0:
+		b.Figure, b.Source = ledger.Tree, "JUPYTER_GUARD_LIMIT"
+		return b, nil
+	case detected.Kind == cgroup.HostMemory:
+		b.Figure = ledger.Host
+	default:
+		b.Figure = ledger.Cgroup
+	}
+	b.Source = detected.Source()
+	if cfg.Limit.Percent != 100 {
+		b.Source = fmt.Sprintf("%s%% of %s", strconv.FormatFloat(cfg.Limit.Percent, 'f', -1, 64), b.Source)
+	}
+	return b, nil
+}

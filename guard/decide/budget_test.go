@@ -1,0 +1,56 @@
+package decide
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/jupyter-guard/jupyter-guard/guard/cgroup"
+	"github.com/jupyter-guard/jupyter-guard/guard/config"
+	"github.com/jupyter-guard/jupyter-guard/guard/ledger"
+)
+
+func load(t *testing.T, env map[string]string) config.Config {
+	t.Helper()
+	c, err := config.Load(func(k string) string { return env[k] }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestNewBudgetFigure(t *testing.T) {
+	v1 := cgroup.Limit{Bytes: 1536 * mib, Kind: cgroup.V1Limit, Path: "/jobs/a"}
+	host := cgroup.Limit{Bytes: 24 << 30, Kind: cgroup.HostMemory}
+	tests := []struct {
+		name     string
+		env      map[string]string
+		detected cgroup.Limit
+		figure   ledger.Figure
+		source   string
+		limit    uint64
+	}{
+		{"cgroup limit", nil, v1, ledger.Cgroup, "cgroup v1 /jobs/a", 1536 * mib},
+		{"share of a cgroup limit", map[string]string{"JUPYTER_GUARD_LIMIT": "50%"}, v1, ledger.Cgroup, "50% of cgroup v1 /jobs/a", 768 * mib},
+		{"host RAM", nil, host, ledger.Host, "host memory", 24 << 30},
+		{"absolute limit", map[string]string{"JUPYTER_GUARD_LIMIT": "300MiB"}, v1, ledger.Tree, "JUPYTER_GUARD_LIMIT", 300 * mib},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b, err := NewBudget(load(t, tt.env), tt.detected)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b.Figure != tt.figure || b.Source != tt.source || b.Limit != tt.limit || b.Action != config.Pause {
+				t.Errorf("budget %+v, want figure %s, source %q, limit %d", b, tt.figure, tt.source, tt.limit)
+			}
+		})
+	}
+}
+
+func TestNewBudgetRefusesALimitAboveTheCgroup(t *testing.T) {
+	_, err := NewBudget(load(t, map[string]string{"JUPYTER_GUARD_LIMIT": "2GiB"}),
+		cgroup.Limit{Bytes: 1536 * mib, Kind: cgroup.V1Limit, Path: "/jobs/a"})
+	if err == nil || !strings.Contains(err.Error(), "JUPYTER_GUARD_LIMIT=2GiB") {
+		t.Errorf("err = %v, want one that quotes JUPYTER_GUARD_LIMIT=2GiB", err)
+	}
+}

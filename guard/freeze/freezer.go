@@ -1,0 +1,144 @@
+package freeze
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"syscall"
+)
+
+// Tree lists root and all its descendants; proctree.Descendants does.
+type Tree func(root int) ([]int, error)
+
+// maxScans bounds the rescans of one freeze. Each scan that finds new
+// processes stops them, and stopped processes cannot fork, so only a tree
+// that keeps forking faster than a scan (a fork bomb) gets near it.
+const maxScans = 64
+
+// Freezer stops one process tree at a time and remembers what it stopped.
+// It is safe for concurrent use.
+type Freezer struct {
+	tree Tree
+
+	mu      sync.Mutex
+	stopped []proc
+}
+
+type proc struct {
+	pid   int
+	start uint64
+}
+
+// New returns a freezer that finds trees with tree.
+func New(tree Tree) *Freezer { return &Freezer{tree: tree} }
+
+// Report says what a freeze did.
+type Report struct {
+	Stopped int // processes sent SIGSTOP
+	Scans   int // tree scans, the last of which found nothing new
+}
+
+// Freeze stops the tree under root. known are pids already believed to be
+// in it (the last sample's): they are stopped first, before any scan, so the
+// processes that are growing stop within microseconds. The processes
+// stopped are remembered even if it fails, so Thaw undoes a partial freeze.
+//
+// A pid seen in a scan could exit and be reused by an unrelated process
+// before the signal is sent; pids are handed out in increasing order and
+// wrap only after pid_max, so that gap of microseconds is not guarded.
+func (f *Freezer) Freeze(root int, known []int) (Report, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	seen := map[int]bool{}
+	for _, p := range f.stopped {
+		seen[p.pid] = true
+	}
+	var r Report
+	stop := func(pids []int) (found bool) {
+		var sent []int
+		for _, pid := range pids {
+			if seen[pid] {
+				continue
+			}
+			seen[pid] = true
+			found = true
+			if syscall.Kill(pid, syscall.SIGSTOP) == nil {
+				sent = append(sent, pid)
+			}
+		}
+		// Start times after all signals: the signals are what is urgent.
+		for _, pid := range sent {
+			if s, err := readStat(pid); err == nil {
+				f.stopped = append(f.stopped, proc{pid: pid, start: s.start})
+				r.Stopped++
+			}
+		}
+		return found
+	}
+	stop(append([]int{root}, known...))
+	for r.Scans < maxScans {
+		pids, err := f.tree(root)
+		r.Scans++
+		if err != nil {
+			return r, fmt.Errorf("freeze the tree of pid %d: %w", root, err)
+		}
+		if !stop(pids) {
+			return r, nil
+		}
+	}
+	return r, fmt.Errorf("freeze the tree of pid %d: new processes still appeared after %d scans", root, maxScans)
+}
+
+// Thaw continues every process the freezer stopped and is still the same
+// process, and forgets them. It returns how many it continued.
+func (f *Freezer) Thaw() (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var errs []error
+	n := 0
+	// Children first: when the kernel itself resumes, its workers already run.
+	for _, p := range slices.Backward(f.stopped) {
+		s, err := readStat(p.pid)
+		if errors.Is(err, errGone) || err == nil && (s.start != p.start || s.state == 'Z' || s.state == 'X') {
+			continue // gone, dead, or the pid is another process now
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("thaw pid %d: %w", p.pid, err))
+			continue
+		}
+		if err := syscall.Kill(p.pid, syscall.SIGCONT); err != nil && !errors.Is(err, syscall.ESRCH) {
+			errs = append(errs, fmt.Errorf("thaw pid %d: %w", p.pid, err))
+			continue
+		}
+		n++
+	}
+	f.stopped = nil
+	return n, errors.Join(errs...)
+}
+
+// Forget drops what the freezer stopped without continuing it: the tree is
+// dead or being killed.
+func (f *Freezer) Forget() {
+	f.mu.Lock()
+	f.stopped = nil
+	f.mu.Unlock()
+}
+
+// Frozen tells whether the freezer holds stopped processes.
+func (f *Freezer) Frozen() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.stopped) > 0
+}
+
+// Pids returns the processes the freezer stopped.
+func (f *Freezer) Pids() []int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	pids := make([]int, len(f.stopped))
+	for i, p := range f.stopped {
+		pids[i] = p.pid
+	}
+	return pids
+}

@@ -1,0 +1,122 @@
+package ledger
+
+import (
+	"math"
+	"strings"
+	"time"
+)
+
+// State is where a cell is in its life.
+type State string
+
+const (
+	Requested State = "requested" // execute_request seen, not started yet
+	Running   State = "running"   // busy seen
+	Finishing State = "finishing" // idle seen, waiting for the end measurement
+	Done      State = "done"
+	Lost      State = "lost" // its kernel died or was replaced before it finished
+)
+
+// Cell is one execute_request and what it did to memory. Growth, Rate and
+// Fastest are on the ledger's counted figure.
+type Cell struct {
+	MsgID          string `json:"msg_id"`
+	ExecutionCount int    `json:"execution_count,omitzero"`
+	// Code is the first line of the cell's source.
+	Code   string `json:"code"`
+	Kernel int    `json:"kernel_pid,omitzero"`
+	State  State  `json:"state"`
+
+	Requested time.Time `json:"requested,omitzero"`
+	Started   time.Time `json:"started,omitzero"`
+	Finished  time.Time `json:"finished,omitzero"`
+
+	// Start is the first measurement after the cell started, Peak the
+	// highest of each figure while it ran, End the first after it finished
+	// (zero until then).
+	Start Memory `json:"start"`
+	Peak  Memory `json:"peak"`
+	End   Memory `json:"end,omitzero"`
+	// Growth is what the cell added so far (or in all, once done); negative
+	// if it freed memory.
+	Growth int64 `json:"growth"`
+	// Rate is the recent growth in bytes per second, smoothed over about a
+	// second; Fastest the steepest growth between two measurements.
+	Rate    float64 `json:"rate"`
+	Fastest float64 `json:"fastest"`
+
+	// Actions are what the guard did in the cell, in order.
+	Actions []Action `json:"actions,omitempty"`
+
+	header   []byte
+	last     Memory
+	lastAt   time.Time
+	recent   float64 // growth rate over the last interval
+	measured bool
+	rated    bool
+}
+
+// Action is one thing the guard did in a cell: a warning, a pause, an
+// interrupt, a resume.
+type Action struct {
+	Time time.Time `json:"time"`
+	Kind string    `json:"kind"`
+	Used uint64    `json:"used"`
+}
+
+// Header is the raw header of the cell's execute_request: the parent of
+// every message posted into the cell.
+func (c *Cell) Header() []byte { return c.header }
+
+// Last is the latest measurement while the cell ran.
+func (c *Cell) Last() Memory { return c.last }
+
+// Recent is the growth rate between the last two measurements, in bytes
+// per second: the best guess of the next moment's growth.
+func (c *Cell) Recent() float64 { return c.recent }
+
+// Did counts the actions of one kind.
+func (c *Cell) Did(kind string) int {
+	n := 0
+	for _, a := range c.Actions {
+		if a.Kind == kind {
+			n++
+		}
+	}
+	return n
+}
+
+// rateWindow is the time constant of Rate: long enough to smooth the
+// jitter of single samples, short enough to follow a cell that speeds up.
+const rateWindow = time.Second
+
+// observe records one measurement, counted on figure f.
+func (c *Cell) observe(m Memory, at time.Time, f Figure) {
+	if !c.measured {
+		c.measured = true
+		c.Start, c.Peak, c.last, c.lastAt = m, m, m, at
+		return
+	}
+	if dt := at.Sub(c.lastAt); dt > 0 {
+		r := (float64(m.Of(f)) - float64(c.last.Of(f))) / dt.Seconds()
+		// Irregular intervals: weigh each rate by the time it covers. The
+		// first rate is taken whole, so a cell that grows from its start is
+		// not shown growing slowly for its first second.
+		alpha := 1 - math.Exp(-dt.Seconds()/rateWindow.Seconds())
+		if !c.rated {
+			alpha, c.rated = 1, true
+		}
+		c.Rate += alpha * (r - c.Rate)
+		c.recent = r
+		c.Fastest = max(c.Fastest, r)
+	}
+	c.Peak = c.Peak.max(m)
+	c.last, c.lastAt = m, at
+	c.Growth = int64(m.Of(f)) - int64(c.Start.Of(f))
+}
+
+// firstLine is the first non-blank line of code.
+func firstLine(code string) string {
+	line, _, _ := strings.Cut(strings.TrimLeft(code, " \t\r\n"), "\n")
+	return strings.TrimRight(line, " \t\r")
+}

@@ -1,0 +1,184 @@
+package ledger
+
+import (
+	"cmp"
+	"slices"
+	"time"
+)
+
+// Ledger holds the last Capacity cells.
+type Ledger struct {
+	counted  Figure
+	capacity int
+	cells    []*Cell // oldest first
+	byID     map[string]*Cell
+}
+
+// Capacity is how many cells a ledger keeps by default: enough for a long
+// session's story, bounded so a notebook run in a loop cannot grow it.
+const Capacity = 300
+
+// New returns an empty ledger that computes growth on figure counted and
+// keeps at most capacity cells (Capacity if capacity <= 0).
+func New(counted Figure, capacity int) *Ledger {
+	if capacity <= 0 {
+		capacity = Capacity
+	}
+	return &Ledger{counted: counted, capacity: capacity, byID: map[string]*Cell{}}
+}
+
+// Counted is the figure Growth, Rate and Fastest are measured on.
+func (l *Ledger) Counted() Figure { return l.counted }
+
+// SetCounted changes the figure growth is counted on, for cells measured
+// from now on (a new kernel may sit under a different limit).
+func (l *Ledger) SetCounted(f Figure) { l.counted = f }
+
+// Request records an execute_request: header is its raw header, code its
+// source (only the first line is kept).
+func (l *Ledger) Request(id string, header []byte, code string, at time.Time) {
+	c := l.cell(id)
+	c.header = slices.Clone(header)
+	c.Code = firstLine(code)
+	c.Requested = at
+}
+
+// Start marks the cell running in kernel (a pid) as of at.
+func (l *Ledger) Start(id string, kernel int, at time.Time) {
+	c := l.cell(id)
+	c.State, c.Started, c.Kernel = Running, at, kernel
+}
+
+// Count records the execution count the kernel gave the cell.
+func (l *Ledger) Count(id string, n int) {
+	l.cell(id).ExecutionCount = n
+}
+
+// Finish marks the cell finished as of at; the next Observe gives its End.
+// A cell never seen starting is finished at once without measurements.
+func (l *Ledger) Finish(id string, at time.Time) {
+	c, ok := l.byID[id]
+	if !ok || c.State != Running {
+		return // idle for a request that never ran here (or twice)
+	}
+	c.State, c.Finished = Finishing, at
+}
+
+// Observe records a measurement taken at at for every running cell, and
+// ends every finishing one with it.
+func (l *Ledger) Observe(m Memory, at time.Time) {
+	for _, c := range l.cells {
+		switch c.State {
+		case Running:
+			c.observe(m, at, l.counted)
+		case Finishing:
+			c.observe(m, at, l.counted)
+			c.End, c.State = m, Done
+		}
+	}
+}
+
+// Act appends an action to a cell.
+func (l *Ledger) Act(id string, a Action) {
+	if c, ok := l.byID[id]; ok {
+		c.Actions = append(c.Actions, a)
+	}
+}
+
+// Lose ends every cell that has not finished: its kernel is gone.
+func (l *Ledger) Lose() {
+	for _, c := range l.cells {
+		if c.State != Done {
+			c.State = Lost
+		}
+	}
+}
+
+// Busy tells whether a cell is running or waiting for its end measurement.
+func (l *Ledger) Busy() bool {
+	for _, c := range l.cells {
+		if c.State == Running || c.State == Finishing {
+			return true
+		}
+	}
+	return false
+}
+
+// Current is the running cell that started last: with subshells several
+// can run at once, and the newest is the one to speak to.
+func (l *Ledger) Current() (*Cell, bool) {
+	var cur *Cell
+	for _, c := range l.cells {
+		if c.State == Running && (cur == nil || !c.Started.Before(cur.Started)) {
+			cur = c
+		}
+	}
+	return cur, cur != nil
+}
+
+// Get returns a copy of one cell.
+func (l *Ledger) Get(id string) (Cell, bool) {
+	c, ok := l.byID[id]
+	if !ok {
+		return Cell{}, false
+	}
+	return c.snapshot(), true
+}
+
+// Cells returns copies of the cells, oldest first.
+func (l *Ledger) Cells() []Cell {
+	out := make([]Cell, len(l.cells))
+	for i, c := range l.cells {
+		out[i] = c.snapshot()
+	}
+	return out
+}
+
+// Top returns the finished cells of kernel that grew the most, largest
+// first, at most n: the cells to blame when the kernel runs out of memory.
+func (l *Ledger) Top(n int, kernel int) []Cell {
+	var grew []*Cell
+	for _, c := range l.cells {
+		if c.State == Done && c.Kernel == kernel && c.Growth > 0 {
+			grew = append(grew, c)
+		}
+	}
+	slices.SortStableFunc(grew, func(a, b *Cell) int { return cmp.Compare(b.Growth, a.Growth) })
+	out := make([]Cell, 0, min(n, len(grew)))
+	for _, c := range grew[:min(n, len(grew))] {
+		out = append(out, c.snapshot())
+	}
+	return out
+}
+
+// cell finds or adds the cell id, evicting the oldest when full.
+func (l *Ledger) cell(id string) *Cell {
+	if c, ok := l.byID[id]; ok {
+		return c
+	}
+	if len(l.cells) >= l.capacity {
+		l.evict()
+	}
+	c := &Cell{MsgID: id, State: Requested}
+	l.cells = append(l.cells, c)
+	l.byID[id] = c
+	return c
+}
+
+// evict drops the oldest cell that has ended, or the oldest of all if none
+// has (requests that never ran pile up only if the kernel never answers).
+func (l *Ledger) evict() {
+	i := slices.IndexFunc(l.cells, func(c *Cell) bool { return c.State == Done || c.State == Lost })
+	if i < 0 {
+		i = 0
+	}
+	delete(l.byID, l.cells[i].MsgID)
+	l.cells = slices.Delete(l.cells, i, i+1)
+}
+
+// snapshot copies a cell so callers cannot race with later updates.
+func (c *Cell) snapshot() Cell {
+	s := *c
+	s.Actions = slices.Clone(c.Actions)
+	return s
+}

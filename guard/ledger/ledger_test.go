@@ -1,0 +1,229 @@
+package ledger
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+const mib = 1 << 20
+
+var t0 = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+
+func at(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+
+func TestCellLife(t *testing.T) {
+	l := New(Tree, 0)
+	l.Request("a", []byte(`{"msg_id":"a"}`), "\n  x = np.ones(10**9)  \nprint(x)", at(0))
+	if c, _ := l.Get("a"); c.State != Requested || c.Code != "x = np.ones(10**9)" || string(c.Header()) != `{"msg_id":"a"}` {
+		t.Fatalf("after Request: %+v", c)
+	}
+	l.Start("a", 42, at(10))
+	l.Count("a", 7)
+	l.Observe(Memory{Tree: 100 * mib, Cgroup: 150 * mib}, at(10))
+	l.Observe(Memory{Tree: 200 * mib, Cgroup: 240 * mib}, at(110))
+	l.Observe(Memory{Tree: 150 * mib, Cgroup: 260 * mib}, at(210))
+	l.Finish("a", at(250))
+	if c, _ := l.Get("a"); c.State != Finishing || !c.End.isZero() {
+		t.Fatalf("after Finish: state %s, end %+v", c.State, c.End)
+	}
+	l.Observe(Memory{Tree: 140 * mib, Cgroup: 250 * mib}, at(260))
+	l.Observe(Memory{Tree: 999 * mib}, at(300)) // after the end: not this cell's
+
+	c, _ := l.Get("a")
+	want := Cell{
+		MsgID: "a", ExecutionCount: 7, Code: "x = np.ones(10**9)", Kernel: 42, State: Done,
+		Requested: at(0), Started: at(10), Finished: at(250),
+		Start:  Memory{Tree: 100 * mib, Cgroup: 150 * mib},
+		Peak:   Memory{Tree: 200 * mib, Cgroup: 260 * mib},
+		End:    Memory{Tree: 140 * mib, Cgroup: 250 * mib},
+		Growth: 40 * mib,
+	}
+	if c.MsgID != want.MsgID || c.ExecutionCount != want.ExecutionCount || c.Code != want.Code ||
+		c.Kernel != want.Kernel || c.State != want.State || c.Requested != want.Requested ||
+		c.Started != want.Started || c.Finished != want.Finished || c.Start != want.Start ||
+		c.Peak != want.Peak || c.End != want.End || c.Growth != want.Growth {
+		t.Errorf("cell\n got %+v\nwant %+v", c, want)
+	}
+	if got := c.Fastest; got != 1000*mib {
+		t.Errorf("Fastest = %.0f, want 100 MiB in 100 ms = %d", got, 1000*mib)
+	}
+	if c.Recent() != -10*mib/0.05 {
+		t.Errorf("Recent = %.0f, want -10 MiB in 50 ms", c.Recent())
+	}
+}
+
+func (m Memory) isZero() bool { return m == Memory{} }
+
+func TestRateFollowsSteadyGrowth(t *testing.T) {
+	l := New(Cgroup, 0)
+	l.Start("a", 1, at(0))
+	// 32 MiB every 20 ms is 1.6 GiB/s; the first rate is taken whole and
+	// the smoothed rate stays on it.
+	for i := range 50 {
+		l.Observe(Memory{Cgroup: uint64(i) * 32 * mib}, at(20*i))
+	}
+	c, _ := l.Get("a")
+	want := 1600.0 * mib
+	if c.Rate < want*0.999 || c.Rate > want*1.001 {
+		t.Errorf("Rate = %.0f, want %.0f", c.Rate, want)
+	}
+}
+
+func TestRateForgetsABurst(t *testing.T) {
+	l := New(Tree, 0)
+	l.Start("a", 1, at(0))
+	l.Observe(Memory{Tree: 0}, at(0))
+	l.Observe(Memory{Tree: 1024 * mib}, at(500)) // 2 GiB/s
+	for i := 1; i <= 5; i++ {
+		l.Observe(Memory{Tree: 1024 * mib}, at(500+1000*i))
+	}
+	c, _ := l.Get("a")
+	if c.Fastest != 2048*mib {
+		t.Errorf("Fastest = %.0f, want 2 GiB/s", c.Fastest)
+	}
+	if c.Rate > 2048*mib/100 {
+		t.Errorf("Rate = %.0f five seconds after the burst, want under 1%% of it", c.Rate)
+	}
+}
+
+func TestFinishWithoutStartIsIgnored(t *testing.T) {
+	l := New(Tree, 0)
+	l.Request("aborted", nil, "1/0", at(0))
+	l.Finish("aborted", at(1))
+	l.Finish("unknown", at(1))
+	if c, _ := l.Get("aborted"); c.State != Requested {
+		t.Errorf("aborted request: state %s, want requested", c.State)
+	}
+	if _, ok := l.Get("unknown"); ok {
+		t.Error("Finish created a cell for an unknown id")
+	}
+	if l.Busy() {
+		t.Error("Busy with no cell running")
+	}
+}
+
+func TestCurrentIsTheNewestRunning(t *testing.T) {
+	l := New(Tree, 0)
+	if _, ok := l.Current(); ok {
+		t.Fatal("Current on an empty ledger")
+	}
+	l.Start("a", 1, at(0))
+	l.Start("b", 1, at(5)) // a subshell's cell, alongside a
+	l.Start("c", 1, at(9))
+	l.Finish("c", at(10))
+	c, ok := l.Current()
+	if !ok || c.MsgID != "b" {
+		t.Errorf("Current = %v %v, want b", c, ok)
+	}
+	if !l.Busy() {
+		t.Error("not Busy with cells running")
+	}
+}
+
+func TestLoseEndsUnfinishedCells(t *testing.T) {
+	l := New(Tree, 0)
+	l.Start("done", 1, at(0))
+	l.Finish("done", at(1))
+	l.Observe(Memory{Tree: mib}, at(2))
+	l.Start("running", 1, at(3))
+	l.Request("queued", nil, "", at(4))
+	l.Lose()
+	for id, want := range map[string]State{"done": Done, "running": Lost, "queued": Lost} {
+		if c, _ := l.Get(id); c.State != want {
+			t.Errorf("%s: state %s, want %s", id, c.State, want)
+		}
+	}
+	if l.Busy() {
+		t.Error("Busy after Lose")
+	}
+}
+
+func TestBounded(t *testing.T) {
+	l := New(Tree, 3)
+	l.Start("running", 1, at(0)) // oldest, but evicted only after ended cells
+	for i := range 5 {
+		id := fmt.Sprint("c", i)
+		l.Start(id, 1, at(i+1))
+		l.Finish(id, at(i+1))
+		l.Observe(Memory{}, at(i+1))
+	}
+	var ids []string
+	for _, c := range l.Cells() {
+		ids = append(ids, c.MsgID)
+	}
+	if got := strings.Join(ids, " "); got != "running c3 c4" {
+		t.Errorf("kept %q, want the running cell and the two newest", got)
+	}
+	if _, ok := l.Get("c0"); ok {
+		t.Error("evicted cell still found by id")
+	}
+}
+
+func TestTopGrowth(t *testing.T) {
+	l := New(Tree, 0)
+	run := func(id string, kernel int, from, to uint64) {
+		l.Start(id, kernel, at(0))
+		l.Observe(Memory{Tree: from}, at(0))
+		l.Finish(id, at(1))
+		l.Observe(Memory{Tree: to}, at(1))
+	}
+	run("small", 1, 100, 200)
+	run("shrank", 1, 500, 100)
+	run("big", 1, 100, 900)
+	run("other kernel", 2, 0, 5000)
+	run("mid", 1, 100, 500)
+	l.Start("running", 1, at(2))
+	l.Observe(Memory{Tree: 0}, at(2))
+	l.Observe(Memory{Tree: 9000}, at(3))
+
+	var ids []string
+	for _, c := range l.Top(2, 1) {
+		ids = append(ids, c.MsgID)
+	}
+	if got := strings.Join(ids, ","); got != "big,mid" {
+		t.Errorf("Top(2) = %s, want big,mid", got)
+	}
+	if got := len(l.Top(10, 1)); got != 3 {
+		t.Errorf("Top(10) has %d cells, want the 3 that grew", got)
+	}
+}
+
+func TestActions(t *testing.T) {
+	l := New(Tree, 0)
+	l.Start("a", 1, at(0))
+	l.Act("a", Action{Time: at(1), Kind: "warn", Used: 1})
+	l.Act("a", Action{Time: at(2), Kind: "pause", Used: 2})
+	l.Act("a", Action{Time: at(3), Kind: "pause", Used: 3})
+	l.Act("missing", Action{Kind: "warn"})
+	c, _ := l.Get("a")
+	if c.Did("pause") != 2 || c.Did("warn") != 1 || c.Did("interrupt") != 0 {
+		t.Errorf("Did: %+v", c.Actions)
+	}
+	// A snapshot does not change with the ledger.
+	l.Act("a", Action{Kind: "resume"})
+	if len(c.Actions) != 3 {
+		t.Error("snapshot shares its actions with the ledger")
+	}
+}
+
+func TestSnapshotIsJSON(t *testing.T) {
+	l := New(Cgroup, 0)
+	l.Request("a", []byte(`{}`), "x = 1", at(0))
+	l.Start("a", 9, at(1))
+	l.Observe(Memory{Tree: mib, Cgroup: 2 * mib}, at(1))
+	data, err := json.Marshal(l.Cells())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"msg_id":"a"`, `"code":"x = 1"`, `"state":"running"`, `"start":{"tree_rss":1048576,"cgroup":2097152}`} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("JSON lacks %s:\n%s", want, data)
+		}
+	}
+	if strings.Contains(string(data), `"end"`) || strings.Contains(string(data), "header") {
+		t.Errorf("JSON shows an unset end or the raw header:\n%s", data)
+	}
+}

@@ -1,0 +1,148 @@
+// Package notice writes what the guard tells the user inside the running
+// cell, as stderr stream output. Each text names jupyter-guard, gives the
+// numbers (what is used of which budget, where the budget comes from, what
+// this cell added and how fast it grows) and says what to do next. They are
+// plain text: a notebook shows them as they are, and so does a terminal.
+package notice
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/jupyter-guard/jupyter-guard/guard/config"
+	"github.com/jupyter-guard/jupyter-guard/guard/ledger"
+	"github.com/jupyter-guard/jupyter-guard/guard/units"
+)
+
+// Facts are the numbers a notice quotes, in bytes and bytes per second.
+type Facts struct {
+	Used   uint64 // the budget's figure now
+	Budget uint64
+	Figure ledger.Figure
+	Source string // where the budget comes from: "cgroup v1 /a", "JUPYTER_GUARD_LIMIT"
+	Action config.Action
+	Line   uint64 // the threshold that was crossed (or about to be)
+	// Next is where the guard acts next in this cell; 0 if it will not.
+	Next   uint64
+	Growth int64   // what the running cell added
+	Rate   float64 // how fast it grows now
+	Again  bool    // the guard already acted in this cell
+}
+
+// Warning is posted when the warning threshold is crossed.
+func Warning(f Facts) string {
+	then := map[config.Action]string{
+		config.Pause:     "pause the kernel",
+		config.Interrupt: "interrupt the cell",
+		config.Warn:      "warn again",
+	}[f.Action]
+	return lines(
+		"jupyter-guard: memory warning.",
+		"  "+f.usage()+";",
+		"  "+f.growth()+".",
+		fmt.Sprintf("If it keeps growing, jupyter-guard will %s at %s, before the OOM killer would kill the kernel.", then, size(f.Next)),
+		"To stop it now, interrupt the cell (■); the kernel and its variables are kept.",
+	)
+}
+
+// Paused is posted once the kernel's processes are stopped.
+func Paused(f Facts) string {
+	head := "jupyter-guard paused the kernel before it ran out of memory."
+	if f.Again {
+		head = "jupyter-guard paused the kernel again before it ran out of memory."
+	}
+	resume := "continue anyway; it will not be paused again in this cell, and the OOM killer may kill it."
+	if f.Next > 0 {
+		resume = "continue anyway; jupyter-guard pauses it again at " + size(f.Next) + "."
+	}
+	return lines(
+		head,
+		"  "+f.usage()+", pause line "+size(f.Line)+";",
+		"  "+f.growth()+". Left running, the kernel would be killed by the OOM killer and its variables lost.",
+		"Choose one:",
+		"  Interrupt (■, or Kernel > Interrupt): ends this cell; the kernel and its variables survive.",
+		"  guardctl resume: "+resume,
+		"  Restart the kernel: gives all its memory back; its variables are lost.",
+	)
+}
+
+// Interrupted is posted when action=interrupt stopped the cell.
+func Interrupted(f Facts) string {
+	return lines(
+		"jupyter-guard interrupted this cell to save the kernel from running out of memory.",
+		"  "+f.usage()+", interrupt line "+size(f.Line)+";",
+		"  "+f.growth()+".",
+		"The kernel and its variables are kept. Free memory (del big variables) or work in smaller pieces before running it again.",
+	)
+}
+
+// Alert is posted at the pause threshold when action=warn: nothing will
+// stop the cell.
+func Alert(f Facts) string {
+	return lines(
+		"jupyter-guard: memory critical: the kernel is about to run out of memory.",
+		"  "+f.usage()+";",
+		"  "+f.growth()+".",
+		"At "+size(f.Budget)+" the OOM killer kills the kernel and its variables are lost: interrupt the cell (■) now to keep them.",
+		"(JUPYTER_GUARD_ACTION=warn: jupyter-guard only warns.)",
+	)
+}
+
+// Resumed is posted when the user lets a paused kernel go on.
+func Resumed(f Facts) string {
+	next := "It will not be paused again in this cell: the OOM killer may kill it at the limit."
+	if f.Next > 0 {
+		next = "jupyter-guard pauses it again at " + size(f.Next) + "."
+	}
+	return lines(fmt.Sprintf("jupyter-guard: the kernel was resumed (guardctl resume) at %s of its %s budget.", size(f.Used), size(f.Budget)), next)
+}
+
+// usage is e.g. "the kernel's cgroup uses 1.2 GiB of its 1.5 GiB budget
+// (80%, from cgroup v1 /jobs/a)".
+func (f Facts) usage() string {
+	return fmt.Sprintf("%s %s of its %s budget (%s, from %s)", subject(f.Figure), size(f.Used), size(f.Budget), percent(f.Used, f.Budget), f.Source)
+}
+
+// percent is a share in whole percent, with a decimal just below 100%
+// where sizes round to the same figure: "1.5 GiB of 1.5 GiB (99.6%)".
+func percent(part, whole uint64) string {
+	if whole == 0 {
+		return "?%"
+	}
+	p := 100 * float64(part) / float64(whole)
+	if p >= 99.5 && p < 100 {
+		return fmt.Sprintf("%.1f%%", p)
+	}
+	return fmt.Sprintf("%.0f%%", p)
+}
+
+// growth is e.g. "this cell has added 1.1 GiB, growing at 1.6 GiB/s".
+func (f Facts) growth() string {
+	var s string
+	switch {
+	case f.Growth > 0:
+		s = "this cell has added " + size(uint64(f.Growth))
+	case f.Growth < 0:
+		s = "this cell has freed " + size(uint64(-f.Growth))
+	default:
+		s = "this cell has added nothing yet"
+	}
+	if f.Rate >= 1<<20 {
+		return s + ", growing at " + size(uint64(f.Rate)) + "/s"
+	}
+	return s + ", and is not growing now"
+}
+
+func subject(f ledger.Figure) string {
+	switch f {
+	case ledger.Cgroup:
+		return "the kernel's cgroup uses"
+	case ledger.Host:
+		return "this machine uses"
+	}
+	return "the kernel's processes use"
+}
+
+func size(n uint64) string { return units.FormatBytes(n) }
+
+func lines(l ...string) string { return strings.Join(l, "\n") + "\n" }

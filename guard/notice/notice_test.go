@@ -1,0 +1,106 @@
+package notice
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/jupyter-guard/jupyter-guard/guard/config"
+	"github.com/jupyter-guard/jupyter-guard/guard/ledger"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden texts in testdata/guard")
+
+const (
+	mib = 1 << 20
+	gib = 1 << 30
+)
+
+// cgroupFacts is the case: a 1.5 GiB v1 cgroup, a cell adding
+// 32 MiB every 20 ms.
+var cgroupFacts = Facts{
+	Used: 1229 * mib, Budget: 1536 * mib, Figure: ledger.Cgroup, Source: "cgroup v1 /jupyter/kernel-1",
+	Action: config.Pause, Line: 1229 * mib, Next: 1459 * mib, Growth: 1100 * mib, Rate: 1.6 * gib,
+}
+
+func TestGolden(t *testing.T) {
+	paused := cgroupFacts
+	paused.Used, paused.Line, paused.Next, paused.Growth = 1462*mib, 1459*mib, 1498*mib, 1330*mib
+	again := paused
+	again.Again, again.Used, again.Line, again.Next = true, 1530*mib, 1527*mib, 0
+	tree := Facts{Used: 241 * mib, Budget: 300 * mib, Figure: ledger.Tree, Source: "JUPYTER_GUARD_LIMIT",
+		Action: config.Interrupt, Line: 240 * mib, Next: 285 * mib, Growth: 200 * mib, Rate: 100 * mib}
+	host := Facts{Used: 20 * gib, Budget: 24 * gib, Figure: ledger.Host, Source: "host memory",
+		Action: config.Warn, Line: 19 * gib, Next: 23347 * mib, Growth: 0}
+	alert := paused
+	alert.Action = config.Warn
+	interrupted := paused
+	interrupted.Action = config.Interrupt
+	resumed := paused
+	resumed.Used = 1470 * mib
+
+	for name, text := range map[string]string{
+		"warning":                Warning(cgroupFacts),
+		"warning-tree-interrupt": Warning(tree),
+		"warning-host-warn":      Warning(host),
+		"paused":                 Paused(paused),
+		"paused-again-last":      Paused(again),
+		"interrupted":            Interrupted(interrupted),
+		"alert":                  Alert(alert),
+		"resumed":                Resumed(resumed),
+		"resumed-last":           Resumed(again),
+	} {
+		t.Run(name, func(t *testing.T) {
+			file := filepath.Join("..", "..", "testdata", "guard", name+".txt")
+			if *update {
+				if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatalf("%v (run with -update to write it)", err)
+			}
+			if text != string(want) {
+				t.Errorf("text differs from %s:\n%s", file, text)
+			}
+			checkShape(t, text)
+		})
+	}
+}
+
+// checkShape holds every notice to the same form: it names jupyter-guard
+// on its first line, ends with a newline, and stays short.
+func checkShape(t *testing.T, text string) {
+	t.Helper()
+	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	if !strings.HasPrefix(lines[0], "jupyter-guard") {
+		t.Errorf("first line does not name jupyter-guard: %q", lines[0])
+	}
+	if len(lines) > 7 {
+		t.Errorf("%d lines; a notice must stay short", len(lines))
+	}
+	for _, l := range lines {
+		if len([]rune(l)) > 160 {
+			t.Errorf("line of %d characters: %q", len([]rune(l)), l)
+		}
+	}
+}
+
+func TestGrowthWording(t *testing.T) {
+	for _, tt := range []struct {
+		growth int64
+		rate   float64
+		want   string
+	}{
+		{100 * mib, 2 * mib, "this cell has added 100 MiB, growing at 2 MiB/s"},
+		{-100 * mib, 0, "this cell has freed 100 MiB, and is not growing now"},
+		{0, 1000, "this cell has added nothing yet, and is not growing now"},
+	} {
+		if got := (Facts{Growth: tt.growth, Rate: tt.rate}).growth(); got != tt.want {
+			t.Errorf("growth(%d, %.0f) = %q, want %q", tt.growth, tt.rate, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,126 @@
+// Package growtest runs a stand-in kernel for the guard's real-process tests
+// and benchmarks: a python that grows its memory on command, in its own
+// process group, whose SIGINT ends the running command and keeps the rest.
+// See grow.py for the commands.
+package growtest
+
+import (
+	"bufio"
+	_ "embed"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+//go:embed grow.py
+var script []byte
+
+// Python is the interpreter for the tests: $JUPYTER_GUARD_TEST_PYTHON, else
+// the probe venv's, which has numpy. It skips the test if there is none.
+func Python(t testing.TB) string {
+	t.Helper()
+	py := os.Getenv("JUPYTER_GUARD_TEST_PYTHON")
+	if py == "" {
+		py = "/tmp/probe/venv/bin/python"
+	}
+	if _, err := os.Stat(py); err != nil {
+		t.Skipf("no python for real-process tests (set JUPYTER_GUARD_TEST_PYTHON): %v", err)
+	}
+	return py
+}
+
+// Proc is a running grow.py.
+type Proc struct {
+	Pid int
+	cmd *exec.Cmd
+	in  io.WriteCloser
+	out *bufio.Scanner
+}
+
+// Start runs grow.py. wrap, if given, is put in front of the command line
+// (cgrouptest's Wrap starts it inside a cgroup). It is killed, with its
+// whole process group, when the test ends.
+func Start(t testing.TB, wrap func(argv ...string) []string) *Proc {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "grow.py")
+	if err := os.WriteFile(file, script, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	argv := []string{Python(t), "-u", file}
+	if wrap != nil {
+		argv = wrap(argv...)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start grow.py: %v", err)
+	}
+	p := &Proc{Pid: cmd.Process.Pid, cmd: cmd, in: in, out: bufio.NewScanner(out)}
+	t.Cleanup(func() {
+		syscall.Kill(-p.Pid, syscall.SIGKILL)
+		in.Close()
+		cmd.Wait()
+	})
+	if f := p.Expect(t, "ready"); len(f) != 1 || f[0] != strconv.Itoa(p.Pid) {
+		t.Fatalf("grow.py says it is %v, started as pid %d", f, p.Pid)
+	}
+	return p
+}
+
+// Send writes one command.
+func (p *Proc) Send(t testing.TB, command string) {
+	t.Helper()
+	if _, err := io.WriteString(p.in, command+"\n"); err != nil {
+		t.Fatalf("grow.py %q: %v", command, err)
+	}
+}
+
+// Expect reads lines until one starts with word and returns the rest of
+// its fields. It fails the test if the process ends first.
+func (p *Proc) Expect(t testing.TB, word string) []string {
+	t.Helper()
+	for p.out.Scan() {
+		f := strings.Fields(p.out.Text())
+		if len(f) > 0 && f[0] == word {
+			return f[1:]
+		}
+	}
+	t.Fatalf("grow.py ended before saying %q: %v", word, p.out.Err())
+	return nil
+}
+
+// Pids reads the pids on a line starting with word.
+func (p *Proc) Pids(t testing.TB, word string) []int {
+	t.Helper()
+	var pids []int
+	for _, f := range p.Expect(t, word) {
+		pid, err := strconv.Atoi(f)
+		if err != nil {
+			t.Fatalf("grow.py: %q is not a pid", f)
+		}
+		pids = append(pids, pid)
+	}
+	return pids
+}
+
+// Interrupt sends SIGINT to the process group, as Jupyter's interrupt does.
+func (p *Proc) Interrupt(t testing.TB) {
+	t.Helper()
+	if err := syscall.Kill(-p.Pid, syscall.SIGINT); err != nil {
+		t.Fatalf("interrupt grow.py: %v", err)
+	}
+}

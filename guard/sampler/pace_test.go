@@ -1,0 +1,48 @@
+package sampler
+
+import (
+	"testing"
+	"time"
+)
+
+const mib = 1 << 20
+
+func TestPace(t *testing.T) {
+	tests := []struct {
+		name          string
+		headroom      uint64
+		fastest       float64
+		pushed        bool
+		wait, horizon time.Duration
+	}{
+		{"far from the line", 20 << 30, 0, false, MaxWait, MaxWait},
+		{"1 GiB left at the assumed 6 GiB/s", 1 << 30, 0, false, time.Second / 12, time.Second / 12},
+		{"1 GiB left, seen growing at 12 GiB/s", 1 << 30, 12 << 30, false, time.Second / 24, time.Second / 24},
+		{"a few MiB left", 4 * mib, 1.6 * (1 << 30), false, MinWait, MinWait},
+		{"at the line", 0, 0, false, MinWait, MinWait},
+		{"pushed, far", 1 << 30, 0, true, MaxWait, PushLatency},
+		{"pushed, 128 MiB left", 128 * mib, 0, true, 125 * time.Millisecond, PushLatency},
+		{"pushed, close", 1 * mib, 0, true, PushedMinWait, PushLatency},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			wait, horizon := Pace(tt.headroom, tt.fastest, tt.pushed)
+			if wait != tt.wait || horizon != tt.horizon {
+				t.Errorf("Pace = %v, %v; want %v, %v", wait, horizon, tt.wait, tt.horizon)
+			}
+		})
+	}
+}
+
+func TestParseMeminfo(t *testing.T) {
+	used, err := parseMeminfo([]byte("MemTotal:       24683712 kB\nMemFree:        22663564 kB\nMemAvailable:   23865576 kB\nBuffers: 1 kB\n"))
+	if err != nil || used != (24683712-23865576)*1024 {
+		t.Errorf("parseMeminfo = %d, %v", used, err)
+	}
+	if _, err := parseMeminfo([]byte("MemTotal: 1 kB\n")); err == nil {
+		t.Error("no error without MemAvailable")
+	}
+	if _, err := hostUsed(); err != nil {
+		t.Errorf("live /proc/meminfo: %v", err)
+	}
+}

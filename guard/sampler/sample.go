@@ -1,0 +1,100 @@
+package sampler
+
+import (
+	"time"
+
+	"github.com/jupyter-guard/jupyter-guard/guard/cgroup"
+)
+
+// Wake says what made the sampler take a sample.
+type Wake int
+
+const (
+	Kicked Wake = iota + 1 // a cell started or finished
+	Timed                  // the wait the handler asked for ran out
+	Pushed                 // an event from the kernel's cgroup
+)
+
+func (w Wake) String() string {
+	switch w {
+	case Kicked:
+		return "kicked"
+	case Timed:
+		return "timed"
+	case Pushed:
+		return "pushed"
+	}
+	return "unknown"
+}
+
+// Sample is one measurement of the kernel's memory.
+type Sample struct {
+	Time time.Time
+	Root int   // the kernel's pid
+	Pids []int // its tree as last scanned, root first
+	// Tree is the resident memory of Pids, in bytes.
+	Tree uint64
+	// Cgroup is the kernel's memory cgroup's usage; HasCgroup says whether
+	// it was read.
+	Cgroup    cgroup.Usage
+	HasCgroup bool
+	// Host is the machine's used memory, if asked for (Options.Host).
+	Host uint64
+	// GPU is the memory the tree holds on GPUs, if a meter is set.
+	GPU uint64
+	// Armed says pushed usage thresholds are in place (cgroup v1): the
+	// kernel will wake the sampler when the cgroup's usage crosses one.
+	Armed bool
+	Woken Wake
+	// Cost is how long the measurement took.
+	Cost time.Duration
+}
+
+// GPUMeter measures the GPU memory a set of processes holds.
+type GPUMeter interface {
+	Used(pids []int) (uint64, error)
+}
+
+// treeMaxAge is how long a scan of the tree is reused. A full scan reads
+// every process's stat on the host (about 1 ms for 100 processes), the RSS
+// of a known tree a few microseconds per process; a worker that starts
+// between scans is counted at most this late (its cgroup charge at once).
+const treeMaxAge = 250 * time.Millisecond
+
+// measure takes one sample of t.
+func (s *Sampler) measure(t *target, why Wake) Sample {
+	now := time.Now()
+	if why == Kicked || now.Sub(t.scanned) >= treeMaxAge || len(t.pids) == 0 {
+		pids, err := s.opts.Tree(t.root)
+		if err != nil {
+			t.complain(s.log, "scan the process tree", err)
+		} else {
+			t.pids, t.scanned = pids, now
+		}
+	}
+	smp := Sample{Time: now, Root: t.root, Pids: t.pids, Woken: why}
+	var err error
+	if smp.Tree, err = s.opts.RSS(t.pids); err != nil {
+		t.complain(s.log, "measure the tree's RSS", err)
+	}
+	if t.group != nil {
+		if smp.Cgroup, err = t.group.Usage(); err != nil {
+			t.complain(s.log, "read the cgroup's usage", err)
+		} else {
+			smp.HasCgroup = true
+		}
+	}
+	if s.opts.Host {
+		if smp.Host, err = hostUsed(); err != nil {
+			t.complain(s.log, "read the host's memory", err)
+		}
+	}
+	if s.opts.GPU != nil {
+		if smp.GPU, err = s.opts.GPU.Used(t.pids); err != nil {
+			t.complain(s.log, "measure GPU memory", err)
+		}
+	}
+	smp.Armed = t.armed != nil
+	smp.Cost = time.Since(now)
+	return smp
+}

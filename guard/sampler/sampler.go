@@ -1,0 +1,238 @@
+package sampler
+
+import (
+	"log"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/jupyter-guard/jupyter-guard/guard/cgroup"
+	"github.com/jupyter-guard/jupyter-guard/guard/proctree"
+)
+
+// Handler receives each sample, in the sampler's goroutine, and returns how
+// long to wait for the next one; zero or less means the kernel is idle: no
+// sample until the next Kick.
+type Handler func(Sample) time.Duration
+
+// Options say how to measure. Zero values take the live system's.
+type Options struct {
+	// Tree lists the kernel's pid and its descendants.
+	Tree func(root int) ([]int, error)
+	// RSS is the resident memory of a set of processes.
+	RSS func(pids []int) (uint64, error)
+	// Host asks for the machine's used memory in every sample.
+	Host bool
+	GPU  GPUMeter
+	Log  *log.Logger
+}
+
+// Sampler measures one kernel at a time.
+type Sampler struct {
+	opts   Options
+	handle Handler
+	log    *log.Logger
+	kick   chan struct{}
+	done   chan struct{}
+	exited chan struct{}
+
+	mu     sync.Mutex
+	target *target // nil while no kernel is attached
+}
+
+// target is the kernel being measured.
+type target struct {
+	root     int
+	group    *cgroup.Group
+	notifier *cgroup.Notifier // nil if the group pushes nothing
+	armed    []uint64         // thresholds in place, nil if none
+	pids     []int
+	scanned  time.Time
+	told     map[string]bool // errors already logged
+}
+
+// New starts a sampler that calls h with each sample.
+func New(opts Options, h Handler) *Sampler {
+	if opts.Tree == nil {
+		opts.Tree = proctree.Descendants
+	}
+	if opts.RSS == nil {
+		opts.RSS = func(pids []int) (uint64, error) {
+			total, _, err := proctree.RSS(pids)
+			return total, err
+		}
+	}
+	if opts.Log == nil {
+		opts.Log = log.Default()
+	}
+	s := &Sampler{opts: opts, handle: h, log: opts.Log, kick: make(chan struct{}, 1),
+		done: make(chan struct{}), exited: make(chan struct{})}
+	go s.run()
+	return s
+}
+
+// Attach starts measuring the kernel pid, whose memory cgroup is group (nil
+// if it has none). Pushed events are set up here; if the group cannot push
+// them, that is logged once and the sampler relies on its pace alone.
+func (s *Sampler) Attach(pid int, group *cgroup.Group) {
+	t := &target{root: pid, group: group, told: map[string]bool{}}
+	if group != nil {
+		n, err := group.Notify()
+		if err != nil {
+			s.log.Printf("memory guard: no pushed memory events from %v %s, sampling on a timer only: %v", group.Version, group.Path, err)
+		} else {
+			t.notifier = n
+		}
+	}
+	s.swap(t)
+}
+
+// Detach stops measuring the current kernel.
+func (s *Sampler) Detach() { s.swap(nil) }
+
+func (s *Sampler) swap(t *target) {
+	s.mu.Lock()
+	old := s.target
+	s.target = t
+	s.mu.Unlock()
+	if old != nil && old.notifier != nil {
+		old.notifier.Close()
+	}
+}
+
+// Kick takes a sample now. It never blocks.
+func (s *Sampler) Kick() {
+	select {
+	case s.kick <- struct{}{}:
+	default: // a sample is due already
+	}
+}
+
+// armSlack is how far armed thresholds may be from the asked ones before
+// they are armed again: re-arming costs an eventfd and a cgroup write each.
+const armSlack = 1 << 20
+
+// Arm asks the kernel's cgroup to wake the sampler when its usage crosses
+// any of thresholds (bytes of memory.usage_in_bytes, cgroup v1), and
+// reports whether they are in place. Call it from the Handler.
+func (s *Sampler) Arm(thresholds ...uint64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := s.target
+	if t == nil || t.notifier == nil {
+		return false
+	}
+	if t.armed != nil && near(t.armed, thresholds) {
+		return true
+	}
+	if err := t.notifier.Arm(thresholds...); err != nil {
+		t.complain(s.log, "arm cgroup usage thresholds", err)
+		t.armed = nil
+		return false
+	}
+	t.armed = slices.Clone(thresholds)
+	if t.armed == nil {
+		t.armed = []uint64{}
+	}
+	return true
+}
+
+func near(a, b []uint64) bool {
+	return slices.EqualFunc(a, b, func(x, y uint64) bool { return max(x, y)-min(x, y) <= armSlack })
+}
+
+// Close stops the sampler and waits for its loop to end.
+func (s *Sampler) Close() {
+	select {
+	case <-s.done:
+	default:
+		close(s.done)
+	}
+	<-s.exited
+	s.Detach()
+}
+
+func (s *Sampler) current() *target {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.target
+}
+
+// run is the loop: idle until kicked, then sample, hand over, and wait as
+// long as the handler says or until woken.
+func (s *Sampler) run() {
+	defer close(s.exited)
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	var wait time.Duration // 0: idle
+	for {
+		t := s.current()
+		var tick <-chan time.Time
+		var events <-chan cgroup.Event
+		if wait > 0 {
+			timer.Reset(wait)
+			tick = timer.C
+			if t != nil && t.notifier != nil {
+				events = t.notifier.Events()
+			}
+		}
+		var why Wake
+		select {
+		case <-s.done:
+			return
+		case <-s.kick:
+			why = Kicked
+			if t != nil && t.notifier != nil {
+				drain(t.notifier.Events()) // crossings while idle are old news
+			}
+		case <-tick:
+			why = Timed
+		case _, ok := <-events:
+			why = Pushed
+			if !ok {
+				s.pushFailed(t)
+			}
+		}
+		timer.Stop()
+		if t = s.current(); t == nil {
+			wait = 0
+			continue
+		}
+		wait = s.handle(s.measure(t, why))
+	}
+}
+
+// pushFailed drops a notifier whose loop ended, so the sampler paces itself
+// as if nothing pushed.
+func (s *Sampler) pushFailed(t *target) {
+	s.mu.Lock()
+	n := t.notifier
+	t.notifier, t.armed = nil, nil
+	s.mu.Unlock()
+	if n != nil {
+		t.complain(s.log, "cgroup notifier", n.Close())
+	}
+}
+
+func drain(events <-chan cgroup.Event) {
+	for {
+		select {
+		case _, ok := <-events:
+			if !ok {
+				return
+			}
+		default:
+			return
+		}
+	}
+}
+
+// complain logs an error once per kind for a kernel: a failing file would
+// otherwise log on every sample.
+func (t *target) complain(l *log.Logger, what string, err error) {
+	if err == nil || t.told[what] {
+		return
+	}
+	t.told[what] = true
+	l.Printf("memory guard: %s of kernel pid %d: %v", what, t.root, err)
+}

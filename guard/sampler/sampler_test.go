@@ -1,0 +1,144 @@
+package sampler_test
+
+import (
+	"os"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/jupyter-guard/jupyter-guard/guard/cgroup"
+	"github.com/jupyter-guard/jupyter-guard/guard/cgroup/cgrouptest"
+	"github.com/jupyter-guard/jupyter-guard/guard/proctree"
+	"github.com/jupyter-guard/jupyter-guard/guard/sampler"
+	"github.com/jupyter-guard/jupyter-guard/guard/sampler/growtest"
+)
+
+const mib = 1 << 20
+
+// handOver is a Handler that passes samples to the test and takes its
+// answer: how long to wait, and what to arm.
+type handOver struct {
+	samples  chan sampler.Sample
+	answers  chan func(*sampler.Sampler) time.Duration
+	answered chan struct{}
+	s        *sampler.Sampler
+}
+
+func start(t *testing.T, opts sampler.Options) *handOver {
+	h := &handOver{samples: make(chan sampler.Sample), answers: make(chan func(*sampler.Sampler) time.Duration),
+		answered: make(chan struct{})}
+	h.s = sampler.New(opts, func(s sampler.Sample) time.Duration {
+		h.samples <- s
+		wait := (<-h.answers)(h.s)
+		h.answered <- struct{}{}
+		return wait
+	})
+	t.Cleanup(h.s.Close)
+	return h
+}
+
+// next takes the next sample and answers it with answer, in the sampler's
+// goroutine as a Handler would.
+func (h *handOver) next(answer func(*sampler.Sampler) time.Duration) sampler.Sample {
+	s := <-h.samples
+	h.answers <- answer
+	<-h.answered
+	return s
+}
+
+func idle(*sampler.Sampler) time.Duration { return 0 }
+
+func TestSampleMeasuresTheTree(t *testing.T) {
+	p := growtest.Start(t, nil)
+	p.Send(t, "grow 64 0 64")
+	p.Expect(t, "done")
+	p.Send(t, "spin 2")
+	p.Expect(t, "done")
+	group, err := cgroup.Discover(p.Pid)
+	if err != nil {
+		t.Logf("no cgroup: %v", err)
+		group = nil
+	}
+
+	h := start(t, sampler.Options{Host: true})
+	h.s.Attach(p.Pid, group)
+	h.s.Kick()
+	s := h.next(idle)
+
+	tree, err := proctree.Descendants(p.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rss, _, err := proctree.RSS(tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Root != p.Pid || !slices.Equal(s.Pids, tree) || s.Woken != sampler.Kicked {
+		t.Errorf("sample of %d: pids %v woken %v; the tree is %v", s.Root, s.Pids, s.Woken, tree)
+	}
+	// Busy children touch no memory: the tree's RSS barely moves between
+	// the two readings.
+	if diff := max(s.Tree, rss) - min(s.Tree, rss); s.Tree < 64*mib || diff > 8*mib {
+		t.Errorf("tree RSS %d MiB, measured again %d MiB", s.Tree/mib, rss/mib)
+	}
+	if group != nil && (!s.HasCgroup || s.Cgroup.Bytes < 64*mib) {
+		t.Errorf("cgroup usage %+v (has %v) for a tree holding 64 MiB", s.Cgroup, s.HasCgroup)
+	}
+	if s.Host == 0 {
+		t.Error("no host figure though asked for")
+	}
+}
+
+func TestDetachedSamplerMeasuresNothing(t *testing.T) {
+	measured := make(chan int, 10)
+	h := start(t, sampler.Options{Tree: func(root int) ([]int, error) {
+		measured <- root
+		return []int{root}, nil
+	}})
+	h.s.Attach(os.Getpid(), nil)
+	h.s.Kick()
+	h.next(idle)
+	h.s.Detach()
+	h.s.Kick()
+	h.s.Close() // the kick, if served before Close, finds no kernel
+	if len(measured) != 1 {
+		t.Errorf("%d scans, want only the one while attached", len(measured))
+	}
+}
+
+// TestPushedThresholdWakesTheSampler needs the kernel's wake-up: the
+// handler asks for an hour's wait, so only a pushed event can bring the
+// second sample.
+func TestPushedThresholdWakesTheSampler(t *testing.T) {
+	g := cgrouptest.New(t, 1<<30)
+	p := growtest.Start(t, g.Wrap)
+	h := start(t, sampler.Options{})
+	h.s.Attach(p.Pid, g.Cgroup())
+	h.s.Kick()
+	var armed bool
+	first := h.next(func(s *sampler.Sampler) time.Duration {
+		armed = s.Arm(0, 0) // replaced below: proves re-arming works
+		return time.Hour
+	})
+	if !armed {
+		t.Fatal("could not arm thresholds on a cgroup v1 group")
+	}
+	if !first.HasCgroup {
+		t.Fatal("no cgroup usage in the sample")
+	}
+	// Arm 64 MiB above the current usage, then grow by 128 MiB.
+	h.s.Kick()
+	h.next(func(s *sampler.Sampler) time.Duration {
+		s.Arm(first.Cgroup.Bytes + 64*mib)
+		return time.Hour
+	})
+	p.Send(t, "grow 16 0 128")
+	s := h.next(idle)
+	if s.Woken != sampler.Pushed || !s.Armed {
+		t.Errorf("woken %v (armed %v), want pushed", s.Woken, s.Armed)
+	}
+	if s.Cgroup.Bytes < first.Cgroup.Bytes+64*mib {
+		t.Errorf("woken at %d MiB, below the threshold at %d MiB", s.Cgroup.Bytes/mib, (first.Cgroup.Bytes+64*mib)/mib)
+	}
+	p.Expect(t, "done")
+}
