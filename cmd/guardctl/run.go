@@ -1,0 +1,414 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/jupyter-guard/jupyter-guard/client"
+	"github.com/jupyter-guard/jupyter-guard/client/nbexec"
+	"github.com/jupyter-guard/jupyter-guard/guard/config"
+	"github.com/jupyter-guard/jupyter-guard/guard/proctree"
+	"github.com/jupyter-guard/jupyter-guard/guard/units"
+	"github.com/jupyter-guard/jupyter-guard/kernelspec"
+	"github.com/jupyter-guard/jupyter-guard/notebook"
+)
+
+func init() {
+	register(command{
+		name:    "run",
+		summary: "execute a notebook headlessly through the guard, as jupyter nbconvert --execute does",
+		run:     runNotebook,
+	})
+}
+
+// Exit statuses of guardctl run besides 0 and 1.
+const (
+	exitUsage       = 2
+	exitInterrupted = 130 // as a shell reports a command ended by Ctrl-C
+)
+
+// runOptions are guardctl run's command line.
+type runOptions struct {
+	notebook    string
+	kernel      string
+	limit       string
+	action      string
+	output      string
+	timeout     time.Duration
+	allowErrors bool
+}
+
+func parseRunArgs(args []string) (runOptions, error) {
+	var o runOptions
+	fs := flag.NewFlagSet("guardctl run", flag.ContinueOnError)
+	fs.StringVar(&o.kernel, "kernel", "", "kernelspec `NAME` (default: the notebook's own); NAME-guarded is used when installed, else NAME is guarded on the fly")
+	fs.StringVar(&o.limit, "limit", "", "the kernel's memory budget: a `SIZE` (4GiB) or a share of the detected limit (80%); sets JUPYTER_GUARD_LIMIT")
+	fs.StringVar(&o.action, "action", "", "what the guard does near the limit: pause, interrupt or warn; sets JUPYTER_GUARD_ACTION")
+	fs.StringVar(&o.output, "o", "", "write the executed notebook to `OUT.ipynb` (default: NOTEBOOK.out.ipynb)")
+	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "the longest one cell may run; 0 for no limit")
+	fs.BoolVar(&o.allowErrors, "allow-errors", false, "keep running after a cell raises")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "Usage: guardctl run [options] NOTEBOOK.ipynb")
+		fs.PrintDefaults()
+	}
+	// Options may come before or after the notebook, as with nbconvert.
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return o, exitCode(0)
+			}
+			return o, exitCode(exitUsage) // the flag package has said what was wrong
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		positional = append(positional, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if len(positional) == 1 {
+		o.notebook = positional[0]
+	}
+	if err := o.check(len(positional)); err != nil {
+		fmt.Fprintf(fs.Output(), "guardctl run: %v\nSee guardctl run -h for the options.\n", err)
+		return o, exitCode(exitUsage)
+	}
+	return o, nil
+}
+
+// check refuses what guardctl kernel would refuse later, so a typo fails
+// before a kernel starts.
+func (o runOptions) check(notebooks int) error {
+	if notebooks != 1 {
+		return fmt.Errorf("give one notebook to run, not %d", notebooks)
+	}
+	if o.limit != "" {
+		if _, err := config.ParseSpec(o.limit); err != nil {
+			return fmt.Errorf("--limit %s: %w", o.limit, err)
+		}
+	}
+	if o.action != "" {
+		if _, err := config.ParseAction(o.action); err != nil {
+			return fmt.Errorf("--action %s: %w", o.action, err)
+		}
+	}
+	return nil
+}
+
+// defaultOutput is where the executed notebook goes without -o: next to
+// the input, NAME.ipynb becoming NAME.out.ipynb.
+func defaultOutput(input string) string {
+	return strings.TrimSuffix(input, ".ipynb") + ".out.ipynb"
+}
+
+// guardEnv passes --limit and --action to the guard in the kernel's
+// environment, where guardctl kernel reads its settings.
+func guardEnv(o runOptions) []string {
+	var env []string
+	if o.limit != "" {
+		env = append(env, "JUPYTER_GUARD_LIMIT="+o.limit)
+	}
+	if o.action != "" {
+		env = append(env, "JUPYTER_GUARD_ACTION="+o.action)
+	}
+	return env
+}
+
+// guardedSpec is the kernelspec that runs the kernel called name under the
+// guard: its installed guarded form, or (none installed) one made on the
+// fly that starts this guardctl with the original argv. A name that is
+// itself a guarded spec is used as it is.
+func guardedSpec(py kernelspec.Python, name string) (*kernelspec.KernelSpec, error) {
+	search, err := findSpecs(py)
+	if err != nil {
+		return nil, err
+	}
+	if g := search.GuardOf(name); g != nil {
+		return g, nil
+	}
+	spec, err := search.Get(name)
+	if err != nil {
+		return nil, err
+	}
+	if spec.Wraps() != "" {
+		return spec, nil
+	}
+	self, err := selfPath()
+	if err != nil {
+		return nil, err
+	}
+	g, err := kernelspec.Wrap(spec, self)
+	if err != nil {
+		return nil, err
+	}
+	g.Dir = spec.Dir // not installed: {resource_dir} is the original's
+	return g, nil
+}
+
+func runNotebook(args []string) error {
+	o, err := parseRunArgs(args)
+	if err != nil {
+		return err
+	}
+	nb, err := notebook.Read(o.notebook)
+	if err != nil {
+		return err
+	}
+	name := o.kernel
+	if name == "" {
+		if name = nb.KernelName(); name == "" {
+			return fmt.Errorf("%s names no kernel (metadata.kernelspec.name); choose one with --kernel NAME", o.notebook)
+		}
+	}
+	py := kernelspec.FindPython()
+	spec, err := guardedSpec(py, name)
+	if err != nil {
+		return err
+	}
+	abs, err := filepath.Abs(o.notebook)
+	if err != nil {
+		return err
+	}
+	output := o.output
+	if output == "" {
+		output = defaultOutput(o.notebook)
+	}
+
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	ex := &nbexec.Executor{Notebook: nb, Timeout: o.timeout, AllowErrors: o.allowErrors}
+	stop := watchInterrupts(cancel, ex)
+	defer stop.close()
+
+	fmt.Fprintf(os.Stderr, "guardctl run: starting %s for %s\n", spec.Name, o.notebook)
+	k, err := client.Launch(ctx, spec, client.LaunchOptions{
+		// Cells open files relative to the notebook, as under nbconvert.
+		Dir:    filepath.Dir(abs),
+		Env:    guardEnv(o),
+		Prefix: py.Prefix,
+		// The kernel's own output (and the guard's log) goes where
+		// progress does; stdout keeps only the summary table.
+		Stdout: os.Stderr,
+		Stderr: os.Stderr,
+	})
+	if err != nil {
+		if stop.interrupted() {
+			fmt.Fprintln(os.Stderr, "guardctl run: interrupted while the kernel was starting")
+			return exitCode(exitInterrupted)
+		}
+		return err
+	}
+	defer k.Shutdown(context.Background())
+	ex.Client = k.Client
+	stop.running(k)
+
+	progress := &progress{w: os.Stderr, total: len(nb.Cells), memory: treeRSS{guard: k.Pid()}}
+	ex.OnDone = progress.done
+	results, runErr := ex.Run(ctx)
+
+	writeErr := nb.Write(output)
+	printTable(os.Stdout, results)
+	if writeErr != nil {
+		return writeErr
+	}
+	return explain(runErr, stop.interrupted(), output, o.notebook)
+}
+
+// explain tells the user how the run ended and picks the exit status.
+func explain(err error, interrupted bool, output, input string) error {
+	var cellErr *nbexec.CellError
+	var died *nbexec.KernelDiedError
+	var timeout *nbexec.TimeoutError
+	switch {
+	case interrupted:
+		fmt.Fprintf(os.Stderr, "guardctl run: interrupted; wrote the notebook so far to %s\n", output)
+		return exitCode(exitInterrupted)
+	case err == nil:
+		fmt.Fprintf(os.Stderr, "guardctl run: wrote %s\n", output)
+		return nil
+	case errors.As(err, &died):
+		fmt.Fprintf(os.Stderr, "guardctl run: the kernel died in %s of %s:\n%s\n", died.Place, input, plainText(died.Diagnosis()))
+	case errors.As(err, &cellErr):
+		fmt.Fprintf(os.Stderr, "guardctl run: %s of %s raised %s: %s\n%s\n",
+			cellErr.Place, input, cellErr.Ename, cellErr.Evalue, plainText(strings.Join(cellErr.Traceback, "\n")))
+	case errors.As(err, &timeout):
+		fmt.Fprintf(os.Stderr, "guardctl run: %s of %s did not finish within %s (see --timeout)\n", timeout.Place, input, timeout.Timeout)
+	default:
+		fmt.Fprintf(os.Stderr, "guardctl run: %v\n", err)
+	}
+	fmt.Fprintf(os.Stderr, "guardctl run: wrote the notebook so far to %s\n", output)
+	return exitCode(1)
+}
+
+// ansiEscape matches the colour codes of IPython tracebacks.
+var ansiEscape = regexp.MustCompile("\x1b\\[[0-9;]*[A-Za-z]")
+
+// plainText drops colour codes unless stderr is a terminal that shows them.
+func plainText(s string) string {
+	if fi, err := os.Stderr.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+		return s
+	}
+	return ansiEscape.ReplaceAllString(s, "")
+}
+
+// interrupts turns Ctrl-C into what Jupyter's stop button does. The first
+// interrupts the kernel and ends the run once the running cell returns;
+// the second, SIGTERM, or a Ctrl-C while the kernel is still starting
+// stops at once.
+type interrupts struct {
+	signals chan os.Signal
+	cancel  context.CancelCauseFunc
+	ex      *nbexec.Executor
+
+	mu     sync.Mutex
+	kernel *client.Kernel // nil until it runs
+	count  int
+}
+
+// errInterrupted is the cause of a run stopped by the user.
+var errInterrupted = errors.New("interrupted")
+
+func watchInterrupts(cancel context.CancelCauseFunc, ex *nbexec.Executor) *interrupts {
+	s := &interrupts{signals: make(chan os.Signal, 2), cancel: cancel, ex: ex}
+	signal.Notify(s.signals, os.Interrupt, syscall.SIGTERM)
+	go s.watch()
+	return s
+}
+
+func (s *interrupts) watch() {
+	for sig := range s.signals {
+		s.mu.Lock()
+		s.count++
+		k, first := s.kernel, s.count == 1
+		s.mu.Unlock()
+		if sig == syscall.SIGTERM || !first || k == nil {
+			fmt.Fprintln(os.Stderr, "\nguardctl run: stopping")
+			s.cancel(errInterrupted)
+			continue
+		}
+		fmt.Fprintln(os.Stderr, "\nguardctl run: interrupting the kernel; the run ends after this cell (Ctrl-C again to stop now)")
+		s.ex.Stop()
+		go func() {
+			if err := k.Interrupt(context.Background()); err != nil {
+				fmt.Fprintf(os.Stderr, "guardctl run: %v\n", err)
+			}
+		}()
+	}
+}
+
+// running says the kernel is up: from now on Ctrl-C interrupts it.
+func (s *interrupts) running(k *client.Kernel) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.kernel = k
+}
+
+func (s *interrupts) interrupted() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.count > 0
+}
+
+// close gives Ctrl-C back to the default: end the program.
+func (s *interrupts) close() {
+	signal.Stop(s.signals)
+	close(s.signals)
+}
+
+// cellMemory describes the kernel's memory after a cell, for the progress
+// line. The guard's ledger knows each cell's start, peak and growth (keyed
+// on its execute_request's msg_id); once the guard's control socket
+// exposes it, an implementation asking it belongs here, and its columns in
+// the final table.
+type cellMemory interface {
+	afterCell(r nbexec.Result) (string, bool)
+}
+
+// treeRSS measures what the kernel holds now: the resident memory of the
+// processes under the guard, from /proc. It is not the cell's peak, and
+// pages shared between processes count once per process.
+type treeRSS struct{ guard int }
+
+func (t treeRSS) afterCell(nbexec.Result) (string, bool) {
+	pids, err := proctree.Descendants(t.guard)
+	if err != nil || len(pids) < 2 {
+		return "", false
+	}
+	total, _, err := proctree.RSS(pids[1:]) // the guard's own memory is not the kernel's
+	if err != nil {
+		return "", false
+	}
+	return "kernel RSS " + units.FormatBytes(total), true
+}
+
+// progress writes one line per cell as it finishes.
+type progress struct {
+	w      io.Writer
+	total  int
+	memory cellMemory
+}
+
+func (p *progress) done(r nbexec.Result) {
+	line := fmt.Sprintf("cell %d/%d  %s  %-7s %8s", r.Index+1, p.total, count(r), status(r), units.FormatDuration(r.Duration))
+	if mem, ok := p.memory.afterCell(r); ok {
+		line += "  " + mem
+	}
+	fmt.Fprintf(p.w, "%s  %s\n", line, firstLine(r.Cell.Source, 50))
+}
+
+// printTable summarises the cells that ran.
+func printTable(w io.Writer, results []nbexec.Result) {
+	if len(results) == 0 {
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "CELL\tEXEC\tSTATUS\tTIME\tCODE")
+	for _, r := range results {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", r.Index+1, count(r), status(r), units.FormatDuration(r.Duration), firstLine(r.Cell.Source, 60))
+	}
+	_ = tw.Flush() // stdout gone: nothing left to tell
+}
+
+// count is the cell's execution count as Jupyter shows it: [3], [ ].
+func count(r nbexec.Result) string {
+	if r.Cell.ExecutionCount == nil {
+		return "[ ]"
+	}
+	return fmt.Sprintf("[%d]", *r.Cell.ExecutionCount)
+}
+
+// status is how the cell ended: ok, error, aborted, died or unfinished.
+func status(r nbexec.Result) string {
+	switch {
+	case r.Reply == nil:
+		return "unfinished"
+	case r.Reply.Ename == nbexec.KernelDied:
+		return "died"
+	}
+	return r.Reply.Status
+}
+
+// firstLine is the first non-blank line of code, cut to width runes.
+func firstLine(src string, width int) string {
+	for line := range strings.Lines(src) {
+		if line = strings.TrimSpace(line); line != "" {
+			if r := []rune(line); len(r) > width {
+				return string(r[:width-1]) + "…"
+			}
+			return line
+		}
+	}
+	return ""
+}
