@@ -67,9 +67,18 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// guardedSpec is spec wrapped so that guardctl kernel runs it.
+// guardedSpec is spec wrapped so that guardctl kernel runs it. The guard
+// keeps its control socket and its child's connection file in Jupyter's
+// runtime dir: a short temporary one (unix socket paths are limited to 108
+// bytes) instead of the user's.
 func guardedSpec(t *testing.T, spec *kernelspec.KernelSpec) *kernelspec.KernelSpec {
 	t.Helper()
+	runtimeDir, err := os.MkdirTemp("", "rt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(runtimeDir) })
+	t.Setenv("JUPYTER_RUNTIME_DIR", runtimeDir)
 	g, err := kernelspec.Wrap(spec, guardctl(t))
 	if err != nil {
 		t.Fatal(err)

@@ -35,8 +35,8 @@ func init() {
 
 // Exit statuses of guardctl run besides 0 and 1.
 const (
-	exitUsage       = 2
-	exitInterrupted = 130 // as a shell reports a command ended by Ctrl-C
+	exitRunUsage       = 2
+	exitRunInterrupted = 130 // as a shell reports a command ended by Ctrl-C
 )
 
 // runOptions are guardctl run's command line.
@@ -70,7 +70,7 @@ func parseRunArgs(args []string) (runOptions, error) {
 			if errors.Is(err, flag.ErrHelp) {
 				return o, exitCode(0)
 			}
-			return o, exitCode(exitUsage) // the flag package has said what was wrong
+			return o, exitCode(exitRunUsage) // the flag package has said what was wrong
 		}
 		if fs.NArg() == 0 {
 			break
@@ -83,7 +83,7 @@ func parseRunArgs(args []string) (runOptions, error) {
 	}
 	if err := o.check(len(positional)); err != nil {
 		fmt.Fprintf(fs.Output(), "guardctl run: %v\nSee guardctl run -h for the options.\n", err)
-		return o, exitCode(exitUsage)
+		return o, exitCode(exitRunUsage)
 	}
 	return o, nil
 }
@@ -206,68 +206,78 @@ func runNotebook(args []string) error {
 	if err != nil {
 		if stop.interrupted() {
 			fmt.Fprintln(os.Stderr, "guardctl run: interrupted while the kernel was starting")
-			return exitCode(exitInterrupted)
+			return exitCode(exitRunInterrupted)
 		}
 		return err
 	}
-	defer k.Shutdown(context.Background())
+	defer func() {
+		if err := k.Shutdown(context.Background()); err != nil {
+			fmt.Fprintf(os.Stderr, "guardctl run: %v\n", err)
+		}
+	}()
 	ex.Client = k.Client
 	stop.running(k)
 
-	progress := &progress{w: os.Stderr, total: len(nb.Cells), memory: treeRSS{guard: k.Pid()}}
+	progress := &runProgress{w: os.Stderr, total: len(nb.Cells), memory: treeRSS{guard: k.Pid()}}
 	ex.OnDone = progress.done
 	results, runErr := ex.Run(ctx)
 
 	writeErr := nb.Write(output)
 	printTable(os.Stdout, results)
-	if writeErr != nil {
-		return writeErr
+	status := explainRun(runErr, stop.interrupted(), o.notebook)
+	switch {
+	case writeErr != nil:
+		fmt.Fprintf(os.Stderr, "guardctl run: %v\n", writeErr)
+		return exitCode(1)
+	case status == nil:
+		fmt.Fprintf(os.Stderr, "guardctl run: wrote %s\n", output)
+	default:
+		fmt.Fprintf(os.Stderr, "guardctl run: wrote the notebook so far to %s\n", output)
 	}
-	return explain(runErr, stop.interrupted(), output, o.notebook)
+	return status
 }
 
-// explain tells the user how the run ended and picks the exit status.
-func explain(err error, interrupted bool, output, input string) error {
+// explainRun tells the user why the run stopped, if it did, and picks the
+// exit status.
+func explainRun(err error, interrupted bool, input string) error {
 	var cellErr *nbexec.CellError
 	var died *nbexec.KernelDiedError
 	var timeout *nbexec.TimeoutError
 	switch {
 	case interrupted:
-		fmt.Fprintf(os.Stderr, "guardctl run: interrupted; wrote the notebook so far to %s\n", output)
-		return exitCode(exitInterrupted)
+		fmt.Fprintln(os.Stderr, "guardctl run: interrupted")
+		return exitCode(exitRunInterrupted)
 	case err == nil:
-		fmt.Fprintf(os.Stderr, "guardctl run: wrote %s\n", output)
 		return nil
 	case errors.As(err, &died):
-		fmt.Fprintf(os.Stderr, "guardctl run: the kernel died in %s of %s:\n%s\n", died.Place, input, plainText(died.Diagnosis()))
+		fmt.Fprintf(os.Stderr, "guardctl run: the kernel died in %s of %s:\n%s\n", died.Place, input, plainTraceback(died.Diagnosis()))
 	case errors.As(err, &cellErr):
 		fmt.Fprintf(os.Stderr, "guardctl run: %s of %s raised %s: %s\n%s\n",
-			cellErr.Place, input, cellErr.Ename, cellErr.Evalue, plainText(strings.Join(cellErr.Traceback, "\n")))
+			cellErr.Place, input, cellErr.Ename, cellErr.Evalue, plainTraceback(strings.Join(cellErr.Traceback, "\n")))
 	case errors.As(err, &timeout):
 		fmt.Fprintf(os.Stderr, "guardctl run: %s of %s did not finish within %s (see --timeout)\n", timeout.Place, input, timeout.Timeout)
 	default:
 		fmt.Fprintf(os.Stderr, "guardctl run: %v\n", err)
 	}
-	fmt.Fprintf(os.Stderr, "guardctl run: wrote the notebook so far to %s\n", output)
 	return exitCode(1)
 }
 
 // ansiEscape matches the colour codes of IPython tracebacks.
 var ansiEscape = regexp.MustCompile("\x1b\\[[0-9;]*[A-Za-z]")
 
-// plainText drops colour codes unless stderr is a terminal that shows them.
-func plainText(s string) string {
+// plainTraceback drops colour codes unless stderr is a terminal that shows them.
+func plainTraceback(s string) string {
 	if fi, err := os.Stderr.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
 		return s
 	}
 	return ansiEscape.ReplaceAllString(s, "")
 }
 
-// interrupts turns Ctrl-C into what Jupyter's stop button does. The first
+// runInterrupts turns Ctrl-C into what Jupyter's stop button does. The first
 // interrupts the kernel and ends the run once the running cell returns;
 // the second, SIGTERM, or a Ctrl-C while the kernel is still starting
 // stops at once.
-type interrupts struct {
+type runInterrupts struct {
 	signals chan os.Signal
 	cancel  context.CancelCauseFunc
 	ex      *nbexec.Executor
@@ -280,14 +290,14 @@ type interrupts struct {
 // errInterrupted is the cause of a run stopped by the user.
 var errInterrupted = errors.New("interrupted")
 
-func watchInterrupts(cancel context.CancelCauseFunc, ex *nbexec.Executor) *interrupts {
-	s := &interrupts{signals: make(chan os.Signal, 2), cancel: cancel, ex: ex}
+func watchInterrupts(cancel context.CancelCauseFunc, ex *nbexec.Executor) *runInterrupts {
+	s := &runInterrupts{signals: make(chan os.Signal, 2), cancel: cancel, ex: ex}
 	signal.Notify(s.signals, os.Interrupt, syscall.SIGTERM)
 	go s.watch()
 	return s
 }
 
-func (s *interrupts) watch() {
+func (s *runInterrupts) watch() {
 	for sig := range s.signals {
 		s.mu.Lock()
 		s.count++
@@ -309,29 +319,30 @@ func (s *interrupts) watch() {
 }
 
 // running says the kernel is up: from now on Ctrl-C interrupts it.
-func (s *interrupts) running(k *client.Kernel) {
+func (s *runInterrupts) running(k *client.Kernel) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.kernel = k
 }
 
-func (s *interrupts) interrupted() bool {
+func (s *runInterrupts) interrupted() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.count > 0
 }
 
 // close gives Ctrl-C back to the default: end the program.
-func (s *interrupts) close() {
+func (s *runInterrupts) close() {
 	signal.Stop(s.signals)
 	close(s.signals)
 }
 
 // cellMemory describes the kernel's memory after a cell, for the progress
-// line. The guard's ledger knows each cell's start, peak and growth (keyed
-// on its execute_request's msg_id); once the guard's control socket
-// exposes it, an implementation asking it belongs here, and its columns in
-// the final table.
+// line. The guard's ledger knows each cell's start, peak and growth, and
+// its control socket serves them (control.Conn.Cells, by execution count,
+// at control.SocketPath(runtime dir, the kernel id in Kernel.ConnFile));
+// the supervisor does not fill it yet. Once it does, a cellMemory reading
+// it belongs here, and peak and growth columns in printTable.
 type cellMemory interface {
 	afterCell(r nbexec.Result) (string, bool)
 }
@@ -353,19 +364,19 @@ func (t treeRSS) afterCell(nbexec.Result) (string, bool) {
 	return "kernel RSS " + units.FormatBytes(total), true
 }
 
-// progress writes one line per cell as it finishes.
-type progress struct {
+// runProgress writes one line per cell as it finishes.
+type runProgress struct {
 	w      io.Writer
 	total  int
 	memory cellMemory
 }
 
-func (p *progress) done(r nbexec.Result) {
-	line := fmt.Sprintf("cell %d/%d  %s  %-7s %8s", r.Index+1, p.total, count(r), status(r), units.FormatDuration(r.Duration))
+func (p *runProgress) done(r nbexec.Result) {
+	line := fmt.Sprintf("cell %d/%d  %s  %-7s %8s", r.Index+1, p.total, cellCount(r), cellStatus(r), units.FormatDuration(r.Duration))
 	if mem, ok := p.memory.afterCell(r); ok {
 		line += "  " + mem
 	}
-	fmt.Fprintf(p.w, "%s  %s\n", line, firstLine(r.Cell.Source, 50))
+	fmt.Fprintf(p.w, "%s  %s\n", line, firstCodeLine(r.Cell.Source, 50))
 }
 
 // printTable summarises the cells that ran.
@@ -376,21 +387,21 @@ func printTable(w io.Writer, results []nbexec.Result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CELL\tEXEC\tSTATUS\tTIME\tCODE")
 	for _, r := range results {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", r.Index+1, count(r), status(r), units.FormatDuration(r.Duration), firstLine(r.Cell.Source, 60))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", r.Index+1, cellCount(r), cellStatus(r), units.FormatDuration(r.Duration), firstCodeLine(r.Cell.Source, 60))
 	}
 	_ = tw.Flush() // stdout gone: nothing left to tell
 }
 
-// count is the cell's execution count as Jupyter shows it: [3], [ ].
-func count(r nbexec.Result) string {
+// cellCount is the cell's execution count as Jupyter shows it: [3], [ ].
+func cellCount(r nbexec.Result) string {
 	if r.Cell.ExecutionCount == nil {
 		return "[ ]"
 	}
 	return fmt.Sprintf("[%d]", *r.Cell.ExecutionCount)
 }
 
-// status is how the cell ended: ok, error, aborted, died or unfinished.
-func status(r nbexec.Result) string {
+// cellStatus is how the cell ended: ok, error, aborted, died or unfinished.
+func cellStatus(r nbexec.Result) string {
 	switch {
 	case r.Reply == nil:
 		return "unfinished"
@@ -400,8 +411,8 @@ func status(r nbexec.Result) string {
 	return r.Reply.Status
 }
 
-// firstLine is the first non-blank line of code, cut to width runes.
-func firstLine(src string, width int) string {
+// firstCodeLine is the first non-blank line of code, cut to width runes.
+func firstCodeLine(src string, width int) string {
 	for line := range strings.Lines(src) {
 		if line = strings.TrimSpace(line); line != "" {
 			if r := []rune(line); len(r) > width {

@@ -54,11 +54,18 @@ func newRunFixture(t *testing.T, guardctl, py, name string) *runFixture {
 	if err := os.WriteFile(f.notebook, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// The guard's control socket goes in the runtime dir: keep its path
+	// short, unix socket paths are limited to 108 bytes.
+	runtimeDir, err := os.MkdirTemp("", "rt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(runtimeDir) })
 	f.env = append(os.Environ(),
 		"HOME="+root,
 		"JUPYTER_PATH="+filepath.Join(root, "jupyter"),
 		"JUPYTER_DATA_DIR="+filepath.Join(root, "data"),
-		"JUPYTER_RUNTIME_DIR="+filepath.Join(root, "runtime"),
+		"JUPYTER_RUNTIME_DIR="+runtimeDir,
 		"JUPYTER_CONFIG_DIR="+filepath.Join(root, "config"),
 	)
 	return f
@@ -322,8 +329,8 @@ func testRunInterrupt(t *testing.T, fixture func(string) *runFixture) {
 	}
 	err := cmd.Wait()
 	t.Logf("stderr:\n%s", stderr)
-	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
-		t.Fatalf("exit status %d (%v), want %d", code, err, exitInterrupted)
+	if code := cmd.ProcessState.ExitCode(); code != exitRunInterrupted {
+		t.Fatalf("exit status %d (%v), want %d", code, err, exitRunInterrupted)
 	}
 	cs := notebookCells(readNotebookJSON(t, filepath.Join(f.dir, "sleep.out.ipynb")))
 	outs := cs[0]["outputs"].([]any)
@@ -363,7 +370,7 @@ func TestRunArgs(t *testing.T) {
 		t.Fatalf("env %q", env)
 	}
 	for _, bad := range [][]string{{}, {"a.ipynb", "b.ipynb"}, {"--action", "explode", "a.ipynb"}, {"--limit", "lots", "a.ipynb"}, {"--nope", "a.ipynb"}} {
-		if _, err := parseRunArgs(bad); err != exitCode(exitUsage) {
+		if _, err := parseRunArgs(bad); err != exitCode(exitRunUsage) {
 			t.Errorf("%q: %v, want a usage error", bad, err)
 		}
 	}
