@@ -374,7 +374,7 @@ type runProgress struct {
 func (p *runProgress) done(r nbexec.Result) {
 	line := fmt.Sprintf("cell %d/%d  %s  %-7s %8s", r.Index+1, p.total, cellCount(r), cellStatus(r), units.FormatDuration(r.Duration))
 	if mem, ok := p.memory.afterCell(r); ok {
-		line += "  " + mem
+		line += fmt.Sprintf("  %-19s", mem) // padded so the code lines up
 	}
 	fmt.Fprintf(p.w, "%s  %s\n", line, firstCodeLine(r.Cell.Source, 50))
 }
