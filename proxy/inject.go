@@ -80,3 +80,19 @@ func (p *Proxy) KernelInfo() json.RawMessage {
 	defer p.mu.Unlock()
 	return p.kernelInfo
 }
+
+// Request sends a request of the proxy's own to the attached kernel; its
+// reply is not forwarded to any frontend.
+func (p *Proxy) Request(ch Channel, msgType string, content any) error {
+	p.mu.Lock()
+	k := p.kernel
+	p.mu.Unlock()
+	if k == nil {
+		return fmt.Errorf("%s: no kernel is attached", msgType)
+	}
+	m, err := p.Builder.Build(nil, msgType, nil, content)
+	if err != nil {
+		return err
+	}
+	return k.socks[ch].Send(zmq4.NewMsgFrom(m.Frames()...))
+}

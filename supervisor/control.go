@@ -12,7 +12,9 @@ import (
 var errNoKernel = errors.New("no kernel is running (it is restarting, or stopped after repeated deaths)")
 
 // State reports the kernel for guardctl status.
-func (s *Supervisor) State() control.State {
+func (s *Supervisor) State() control.State { return s.withMemory(s.coreState()) }
+
+func (s *Supervisor) coreState() control.State {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := control.State{
@@ -27,6 +29,16 @@ func (s *Supervisor) State() control.State {
 	}
 	if s.proc != nil {
 		st.KernelPID = s.proc.Pid
+	}
+	return st
+}
+
+// withMemory adds the guard's figures; it takes the guard's lock, so the
+// caller must not hold s.mu.
+func (s *Supervisor) withMemory(st control.State) control.State {
+	st.Memory, st.LastCell = s.memoryState()
+	if s.guard.Paused() {
+		st.State = "paused"
 	}
 	return st
 }
@@ -47,10 +59,10 @@ func (s *Supervisor) state() string {
 }
 
 // Cells is the per-cell ledger.
-func (s *Supervisor) Cells() []control.Cell { return nil }
+func (s *Supervisor) Cells() []control.Cell { return s.ledgerCells() }
 
 // Resume lets a paused kernel continue.
-func (s *Supervisor) Resume() error { return errors.New("the kernel is not paused") }
+func (s *Supervisor) Resume() error { return s.guard.Resume() }
 
 // Interrupt interrupts the running cell as the notebook's ■ button would.
 func (s *Supervisor) Interrupt() error {

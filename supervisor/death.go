@@ -38,6 +38,7 @@ func (s *Supervisor) died(proc *child.Process, w *witness) (stop bool) {
 	ev := w.evidence(proc.Pid, proc.State(), nil)
 	ev.KernelID = kernelID(s.cfg.ConnFile)
 	ev.Cell = s.cellOf(run)
+	ev.Memory = s.memoryStory(ev.Cell)
 	d := s.diagnose(ev)
 	s.cfg.Log.Printf("kernel pid %d died: %s", proc.Pid, d.Evalue)
 	s.logDeath(d)

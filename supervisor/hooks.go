@@ -16,14 +16,18 @@ func (s *Supervisor) FromFrontend(ch proxy.Channel, m *wire.Message, h wire.Head
 			Restart bool `json:"restart"`
 		}
 		_ = json.Unmarshal(m.Content, &c)
+		s.guard.Thaw() // a stopped kernel cannot shut down
 		select {
 		case s.shutdown <- shutdownRequest{req: req, restart: c.Restart}:
 		default: // one shutdown is under way already
 		}
 		return s.currentProc() != nil
-	case ch == proxy.Control && h.MsgType == "interrupt_request" && s.cfg.InterruptMode != "message":
-		// The wrapped kernel takes interrupts as signals; the frontend asked
-		// by message because the guarded spec may say so.
+	case ch == proxy.Control && h.MsgType == "interrupt_request":
+		if s.cfg.InterruptMode == "message" {
+			s.guard.Thaw()
+			return true // the kernel takes it as a message
+		}
+		// The wrapped kernel takes interrupts as signals.
 		if proc := s.currentProc(); proc != nil {
 			s.interrupt(proc)
 		}
@@ -46,6 +50,7 @@ func (s *Supervisor) FromFrontend(ch proxy.Channel, m *wire.Message, h wire.Head
 		s.mu.Lock()
 		s.cells[h.MsgID] = &cellInfo{code: c.Code}
 		s.mu.Unlock()
+		s.guard.CellRequested(h.MsgID, m.Header, c.Code)
 		if rep := s.takeNextCellReport(); rep != nil {
 			if err := s.proxy.Stream(m.Header, "stderr", rep.text()); err != nil {
 				s.cfg.Log.Printf("tell the next cell about the kernel's death: %v", err)
@@ -66,6 +71,14 @@ func (s *Supervisor) FromKernel(ch proxy.Channel, m *wire.Message, h, parent wir
 			s.mu.Lock()
 			s.busy = c.State == "busy"
 			s.mu.Unlock()
+			if parent.MsgType == "execute_request" {
+				switch c.State {
+				case "busy":
+					s.guard.CellStarted(parent.MsgID)
+				case "idle":
+					s.guard.CellFinished(parent.MsgID)
+				}
+			}
 		}
 	}
 	if ch == proxy.Shell && h.MsgType == "execute_reply" {
@@ -84,6 +97,7 @@ func (s *Supervisor) FromKernel(ch proxy.Channel, m *wire.Message, h, parent wir
 				cell.execCount = c.N
 			}
 			s.mu.Unlock()
+			s.guard.ExecutionCount(parent.MsgID, c.N)
 		}
 	}
 }

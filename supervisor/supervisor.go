@@ -14,6 +14,7 @@ import (
 
 	"github.com/jupyter-guard/jupyter-guard/child"
 	"github.com/jupyter-guard/jupyter-guard/control"
+	"github.com/jupyter-guard/jupyter-guard/guard"
 	"github.com/jupyter-guard/jupyter-guard/kernelspec"
 	"github.com/jupyter-guard/jupyter-guard/proxy"
 )
@@ -22,6 +23,7 @@ import (
 type Supervisor struct {
 	cfg   Config
 	proxy *proxy.Proxy
+	guard *guard.Guard
 
 	shutdown chan shutdownRequest // from the control channel
 	actions  chan action          // from guardctl, through the control socket
@@ -71,6 +73,14 @@ func Run(cfg Config) error {
 	// "interrupt the cell".
 	signal.Notify(s.signals, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(s.signals)
+
+	// A limit or threshold that cannot be honoured stops the kernel here.
+	g, err := guard.New(cfg.Guard, voice{s}, cfg.Log)
+	if err != nil {
+		return err
+	}
+	s.guard = g
+	defer g.Close()
 
 	p, err := proxy.Listen(cfg.Conn, s, cfg.Log)
 	if err != nil {
@@ -127,6 +137,8 @@ func (s *Supervisor) runChild(connFile string) (stop bool) {
 		return s.failedStart(fmt.Errorf("the kernel could not be started: %w", err))
 	}
 	w.started(proc.Pid)
+	s.guard.Attach(proc.Pid)
+	defer s.guard.Detach()
 	s.mu.Lock()
 	s.proc, s.ready, s.busy, s.execCount = proc, false, false, 0
 	s.mu.Unlock()
@@ -180,10 +192,12 @@ func (s *Supervisor) serve(proc *child.Process, ci kernelspec.ConnectionInfo, w 
 			// gives it 5 s in all before it kills the proxy's group.
 			deadline = time.After(3 * time.Second)
 		case <-deadline:
+			s.guard.Thaw()
 			proc.Stop(time.Second)
 		case a := <-s.actions:
 			if a == actionRestart && !restarting {
 				restarting = true
+				s.guard.Thaw()
 				go proc.Stop(2 * time.Second)
 			}
 		case sig := <-s.signals:
@@ -193,6 +207,7 @@ func (s *Supervisor) serve(proc *child.Process, ci kernelspec.ConnectionInfo, w 
 			case syscall.SIGTERM, syscall.SIGHUP:
 				cancel()
 				s.proxy.Detach(0)
+				s.guard.Thaw()
 				proc.Stop(2 * time.Second)
 				return true
 			}
@@ -237,13 +252,6 @@ func (s *Supervisor) currentProc() *child.Process {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.proc
-}
-
-// interrupt delivers one SIGINT to the kernel's process group.
-func (s *Supervisor) interrupt(proc *child.Process) {
-	if err := proc.Signal(syscall.SIGINT); err != nil {
-		s.cfg.Log.Printf("interrupt kernel pid %d: %v", proc.Pid, err)
-	}
 }
 
 // finishShutdown ends a shutdown: the child's own shutdown_reply has been

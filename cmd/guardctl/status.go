@@ -242,18 +242,21 @@ func printCells(w io.Writer, cells []control.Cell) error {
 	return tw.Flush()
 }
 
-// topGrowers marks the n cells (by index) that added the most memory.
+// topGrowers marks the n cells (by index) that added the most memory,
+// leaving out growth too small to matter beside the biggest.
 func topGrowers(cells []control.Cell, n int) map[int]bool {
 	idx := make([]int, 0, len(cells))
 	for i, c := range cells {
-		if c.GrowthBytes > 0 {
+		if c.GrowthBytes >= 1<<20 {
 			idx = append(idx, i)
 		}
 	}
 	sort.Slice(idx, func(a, b int) bool { return cells[idx[a]].GrowthBytes > cells[idx[b]].GrowthBytes })
 	top := map[int]bool{}
 	for _, i := range idx[:min(n, len(idx))] {
-		top[i] = true
+		if cells[i].GrowthBytes*10 >= cells[idx[0]].GrowthBytes {
+			top[i] = true
+		}
 	}
 	return top
 }

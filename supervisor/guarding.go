@@ -1,0 +1,125 @@
+package supervisor
+
+import (
+	"syscall"
+
+	"github.com/jupyter-guard/jupyter-guard/child"
+	"time"
+
+	"github.com/jupyter-guard/jupyter-guard/control"
+	"github.com/jupyter-guard/jupyter-guard/guard/diagnosis"
+	"github.com/jupyter-guard/jupyter-guard/guard/ledger"
+	"github.com/jupyter-guard/jupyter-guard/proxy"
+)
+
+// voice is how the memory guard speaks through the supervisor: into the
+// running cell, and with the notebook's interrupt.
+type voice struct{ s *Supervisor }
+
+func (v voice) Stream(parent []byte, name, text string) {
+	if err := v.s.proxy.Stream(parent, name, text); err != nil {
+		v.s.cfg.Log.Printf("post the guard's notice: %v", err)
+	}
+}
+
+func (v voice) Interrupt() {
+	if proc := v.s.currentProc(); proc != nil {
+		v.s.interrupt(proc)
+	}
+}
+
+// interrupt thaws a paused kernel (a stopped process acts on no signal and
+// answers no message) and interrupts it as the wrapped kernelspec says:
+// SIGINT to its process group, or an interrupt_request on control.
+func (s *Supervisor) interrupt(proc *child.Process) {
+	s.guard.Thaw()
+	if s.cfg.InterruptMode == "message" {
+		if err := s.proxy.Request(proxy.Control, "interrupt_request", map[string]any{}); err != nil {
+			s.cfg.Log.Printf("interrupt kernel pid %d: %v", proc.Pid, err)
+		}
+		return
+	}
+	if err := proc.Signal(syscall.SIGINT); err != nil {
+		s.cfg.Log.Printf("interrupt kernel pid %d: %v", proc.Pid, err)
+	}
+}
+
+// memoryStory is the ledger's account of the kernel's memory, for a death
+// diagnosis.
+func (s *Supervisor) memoryStory(running *diagnosis.Cell) diagnosis.Memory {
+	b := s.guard.Budget()
+	m := diagnosis.Memory{Limit: b.Limit, LimitSource: limitSource(b.Figure)}
+	if c, ok := s.guard.Running(); ok {
+		m.TreePeak, m.TreeLast = c.Peak.Tree, c.Last().Tree
+		if running != nil {
+			running.Start = c.Start.Of(b.Figure)
+			running.Peak = c.Peak.Of(b.Figure)
+			running.Growth = c.Growth
+			running.Rate = c.Rate
+			if !c.Started.IsZero() {
+				running.Duration = time.Since(c.Started)
+			}
+		}
+	}
+	for _, c := range s.guard.Grew(3) {
+		m.TopCells = append(m.TopCells, diagnosis.Cell{ExecutionCount: c.ExecutionCount, Code: c.Code, Growth: c.Growth})
+	}
+	return m
+}
+
+func limitSource(f ledger.Figure) string {
+	switch f {
+	case ledger.Cgroup:
+		return diagnosis.LimitCgroup
+	case ledger.Host:
+		return diagnosis.LimitHost
+	}
+	return diagnosis.LimitEnv
+}
+
+// ledgerCells is the ledger as guardctl shows it.
+func (s *Supervisor) ledgerCells() []control.Cell {
+	f := s.guard.Budget().Figure
+	cells := s.guard.Cells()
+	out := make([]control.Cell, 0, len(cells))
+	for _, c := range cells {
+		out = append(out, toControlCell(c, f))
+	}
+	return out
+}
+
+func toControlCell(c ledger.Cell, f ledger.Figure) control.Cell {
+	return control.Cell{
+		ExecutionCount: c.ExecutionCount,
+		Code:           c.Code,
+		Start:          c.Started,
+		End:            c.Finished,
+		Running:        c.State == ledger.Running,
+		StartBytes:     c.Start.Of(f),
+		PeakBytes:      c.Peak.Of(f),
+		EndBytes:       c.End.Of(f),
+		GrowthBytes:    c.Growth,
+		GPUPeakBytes:   c.Peak.GPU,
+	}
+}
+
+// memoryState is the kernel's memory against its budget, for guardctl.
+func (s *Supervisor) memoryState() (control.Memory, *control.Cell) {
+	b := s.guard.Budget()
+	st := control.Memory{Budget: b.Limit, LimitSource: b.Source}
+	cells := s.guard.Cells()
+	if len(cells) == 0 {
+		return st, nil
+	}
+	last := cells[len(cells)-1]
+	now := last.Last()
+	if last.State == ledger.Done {
+		now = last.End
+	}
+	st.TreeRSS, st.Cgroup, st.Used = now.Tree, now.Cgroup, now.Of(b.Figure)
+	if b.Limit > 0 {
+		st.Share = float64(st.Used) / float64(b.Limit)
+	}
+	c := toControlCell(last, b.Figure)
+	return st, &c
+}
