@@ -1,0 +1,46 @@
+# jupyter-guard build and test entry points.
+#
+#   make build   bin/guardctl
+#   make test    go vet, the Go unit tests of every package, then the pytest
+#                integration suite against bin/guardctl; both summaries are
+#                repeated at the end. Needs .venv and .venv-ipykernel6, which
+#                `bash .ci/run` creates from requirements/.
+
+SHELL := bash
+GO ?= go
+VENV := $(CURDIR)/.venv
+# Extra pytest arguments, e.g. make test PYTEST_ARGS='-k interrupt -x'.
+PYTEST_ARGS ?=
+
+.PHONY: build test check-venv
+
+build:
+	$(GO) build -o bin/guardctl ./cmd/guardctl
+
+check-venv:
+	@for py in $(VENV)/bin/python $(CURDIR)/.venv-ipykernel6/bin/python; do \
+		if [[ ! -x $$py ]]; then \
+			echo "make test: $$py is missing; run 'bash .ci/run' once to create the test environments" >&2; \
+			exit 1; \
+		fi; \
+	done
+
+# Every step runs even when an earlier one fails, so one run shows all the
+# failures; the exit status is non-zero if any step failed. go test's
+# per-package lines and pytest's closing line are printed again at the end,
+# pytest's last, so neither scrolls out of sight.
+test: build check-venv
+	@status=0; mkdir -p bin; \
+	echo "== go vet ./..."; \
+	$(GO) vet ./... || status=1; \
+	echo "== go test ./..."; \
+	set -o pipefail; \
+	JUPYTER_GUARD_TEST_PYTHON=$(VENV)/bin/python $(GO) test ./... 2>&1 | tee bin/go-test.log || status=1; \
+	echo "== pytest tests"; \
+	JUPYTER_GUARD_BIN=$(CURDIR)/bin/guardctl $(VENV)/bin/python -m pytest tests $(PYTEST_ARGS) 2>&1 | tee bin/pytest.log || status=1; \
+	echo; echo "== summary: go test"; \
+	grep -E '^(ok|FAIL|--- FAIL|panic:|signal: |# )' bin/go-test.log || true; \
+	echo "== summary: pytest"; \
+	grep -E '^(FAILED|ERROR) ' bin/pytest.log || true; \
+	tail -n 1 bin/pytest.log; \
+	exit $$status

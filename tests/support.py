@@ -1,0 +1,300 @@
+"""Helpers shared by the integration tests: running code on a kernel and
+collecting what comes back, finding processes in /proc, and writing raw
+Jupyter wire messages. Fixtures live in conftest.py; this module holds the
+plain functions and classes they and the tests use."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import queue
+import time
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+# Bugs this suite has found in guardctl that are not fixed yet. Their tests
+# stay real assertions, marked strict xfail: the run stays green while the
+# bug is known, the summary lists each one with its reason, and the fix makes
+# the test XPASS, which fails the run until the mark is removed here.
+# JUPYTER_GUARD_KNOWN_BUGS=fail turns them back into plain failures.
+KNOWN_BUGS = {
+    "zmq4-huge-frame": (
+        "a peer that completes the ZMTP handshake and then announces a 2**62-byte frame makes zmq4 "
+        "panic (makeslice: len out of range, zmq4 conn.go:416) and the proxy dies with its kernel; "
+        "ipykernel itself survives the same bytes"),
+    "no-busy-for-queued-cell": (
+        "when the kernel dies, a cell it had received but not started gets an error and idle "
+        "on iopub but no busy before them"),
+}
+
+
+def known_bug(name: str):
+    import pytest
+
+    if os.environ.get("JUPYTER_GUARD_KNOWN_BUGS") == "fail":
+        return pytest.mark.known_bug
+    return pytest.mark.xfail(strict=True, reason=f"known bug {name}: {KNOWN_BUGS[name]}")
+
+
+# Generous limits for waiting. Nothing in the suite asserts that anything is
+# fast; these only keep a hang from stalling the run.
+EXEC_TIMEOUT = 60
+START_TIMEOUT = 60
+
+
+def wait_until(predicate: Callable[[], Any], timeout: float, what: str, interval: float = 0.05):
+    """Polls predicate until it returns something truthy and returns that;
+    fails the test with `what` when timeout seconds pass first."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(interval)
+
+
+# ---------------------------------------------------------------- executing
+
+
+@dataclass
+class Run:
+    """One execute_request's reply and the iopub messages it caused, in order."""
+
+    reply: dict
+    iopub: list[dict] = field(default_factory=list)
+
+    @property
+    def status(self) -> str:
+        return self.reply["content"]["status"]
+
+    def of_type(self, *msg_types: str) -> list[dict]:
+        return [m for m in self.iopub if m["msg_type"] in msg_types]
+
+    def stream(self, name: str) -> str:
+        return "".join(m["content"]["text"] for m in self.of_type("stream") if m["content"]["name"] == name)
+
+    @property
+    def stdout(self) -> str:
+        return self.stream("stdout")
+
+    @property
+    def stderr(self) -> str:
+        return self.stream("stderr")
+
+    @property
+    def error(self) -> dict | None:
+        errors = self.of_type("error")
+        assert len(errors) <= 1, f"more than one error output: {errors}"
+        return errors[0]["content"] if errors else None
+
+    def states(self) -> list[str]:
+        return [m["content"]["execution_state"] for m in self.of_type("status")]
+
+    def normalized(self) -> list[tuple[str, Any]]:
+        """The iopub transcript as (msg_type, content), comparable between two
+        kernels: execution counts differ with history, and ipykernel may cut
+        one print into several stream messages depending on timing, so
+        consecutive stream messages of the same name are joined."""
+        out: list[tuple[str, Any]] = []
+        for m in self.iopub:
+            content = _drop_counts(m["content"])
+            if m["msg_type"] == "stream" and out and out[-1][0] == "stream" and out[-1][1]["name"] == content["name"]:
+                out[-1][1]["text"] += content["text"]
+                continue
+            out.append((m["msg_type"], content))
+        return out
+
+
+def _drop_counts(content: dict) -> dict:
+    return {k: v for k, v in content.items() if k != "execution_count"}
+
+
+def execute(kc, code: str, timeout: float = EXEC_TIMEOUT, **kwargs) -> Run:
+    """Runs code the way a frontend does (execute_request on shell, outputs
+    on iopub until idle) and returns everything that came back."""
+    msgs: list[dict] = []
+    reply = kc.execute_interactive(code, timeout=timeout, output_hook=msgs.append, **kwargs)
+    return Run(reply=reply, iopub=msgs)
+
+
+def collect(kc, msg_id: str, timeout: float = EXEC_TIMEOUT, iopub: list[dict] | None = None,
+            alive: Callable[[], bool] | None = None) -> Run:
+    """Finishes collecting a request sent with kc.execute(): its iopub
+    messages until idle (appended to those already read), then its reply.
+    Messages of other requests are skipped. With alive, a dead kernel
+    process fails the wait at once instead of at the timeout."""
+    iopub = [] if iopub is None else iopub
+    deadline = time.monotonic() + timeout
+
+    def get(channel):
+        while True:
+            try:
+                return getattr(kc, f"get_{channel}_msg")(timeout=0.5 if alive else timeout)
+            except queue.Empty:
+                if alive is not None and not alive():
+                    raise AssertionError(f"the kernel process died while waiting on {channel}") from None
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"no {channel} message for request {msg_id} in {timeout}s") from None
+
+    while True:
+        m = get("iopub")
+        if m["parent_header"].get("msg_id") != msg_id:
+            continue
+        iopub.append(m)
+        if m["msg_type"] == "status" and m["content"]["execution_state"] == "idle":
+            break
+    while True:
+        reply = get("shell")
+        if reply["parent_header"].get("msg_id") == msg_id:
+            return Run(reply=reply, iopub=iopub)
+
+
+def read_until_stream(kc, msg_id: str, text: str, timeout: float = EXEC_TIMEOUT) -> list[dict]:
+    """Reads iopub until the request msg_id has printed text; returns the
+    request's messages read so far, for collect() to continue."""
+    seen = []
+    while True:
+        m = kc.get_iopub_msg(timeout=timeout)
+        if m["parent_header"].get("msg_id") != msg_id:
+            continue
+        seen.append(m)
+        if m["msg_type"] == "stream" and text in m["content"]["text"]:
+            return seen
+
+
+def check_parentage(reply: dict, request_header: dict) -> None:
+    """A reply must name the request it answers, field for field."""
+    assert reply["parent_header"]["msg_id"] == request_header["msg_id"]
+    assert reply["parent_header"]["session"] == request_header["session"]
+    assert reply["parent_header"]["msg_type"] == request_header["msg_type"]
+
+
+def request(kc, channel: str, msg_type: str, content: dict, timeout: float = EXEC_TIMEOUT,
+            header: dict | None = None) -> dict:
+    """Sends one request on shell or control and returns its reply (the one
+    whose parent is this request; any other reply is a failure)."""
+    msg = kc.session.msg(msg_type, content)
+    if header:
+        msg["header"].update(header)
+    getattr(kc, f"{channel}_channel").send(msg)
+    reply = getattr(kc, f"get_{channel}_msg")(timeout=timeout)
+    check_parentage(reply, msg["header"])
+    assert reply["msg_type"] == msg_type.replace("_request", "_reply")
+    return reply
+
+
+def drain_iopub(kc, quiet: float = 0.3) -> list[dict]:
+    """Reads iopub until it has been silent for `quiet` seconds."""
+    out = []
+    while True:
+        try:
+            out.append(kc.get_iopub_msg(timeout=quiet))
+        except Exception:  # queue.Empty; jupyter_client re-raises it as is
+            return out
+
+
+# -------------------------------------------------------------- processes
+
+
+def proc_stat(pid: int) -> tuple[str, int, int] | None:
+    """(state, ppid, starttime) of pid, or None when there is no such process."""
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    # The command name may contain spaces and parentheses: split after the last ')'.
+    fields = raw[raw.rindex(")") + 2:].split()
+    return fields[0], int(fields[1]), int(fields[19])
+
+
+@dataclass(frozen=True)
+class Proc:
+    """A process pinned by its start time, so a recycled pid is not mistaken
+    for it."""
+
+    pid: int
+    start: int
+
+    @classmethod
+    def of(cls, pid: int) -> "Proc":
+        st = proc_stat(pid)
+        assert st is not None, f"process {pid} does not exist"
+        return cls(pid, st[2])
+
+    def running(self) -> bool:
+        # A zombie has exited; it only waits for its parent (or init, which
+        # in a container may never reap it) to collect the status.
+        st = proc_stat(self.pid)
+        return st is not None and st[0] != "Z" and st[2] == self.start
+
+
+def cmdline(pid: int) -> list[str]:
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except (FileNotFoundError, ProcessLookupError, PermissionError):
+        return []
+    return [a.decode(errors="replace") for a in raw.split(b"\0") if a]
+
+
+def all_pids() -> list[int]:
+    return [int(d) for d in os.listdir("/proc") if d.isdigit()]
+
+
+def processes_mentioning(text: str) -> list[int]:
+    """Live (non-zombie) processes with text anywhere in their command line.
+    The kernel id is in the proxy's argv (Jupyter's connection file) and in
+    the child's (the proxy's private guard-child-<id>.json)."""
+    out = []
+    for pid in all_pids():
+        if pid == os.getpid():
+            continue
+        if any(text in a for a in cmdline(pid)):
+            st = proc_stat(pid)
+            if st is not None and st[0] != "Z":
+                out.append(pid)
+    return out
+
+
+def children_of(pid: int) -> list[int]:
+    out = []
+    for p in all_pids():
+        st = proc_stat(p)
+        if st is not None and st[1] == pid and st[0] != "Z":
+            out.append(p)
+    return out
+
+
+# ------------------------------------------------------------ raw messages
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat()
+
+
+def header(msg_type: str, session: str, **extra) -> dict:
+    return {"msg_id": uuid.uuid4().hex, "msg_type": msg_type, "session": session, "username": "guard-test",
+            "date": now_iso(), "version": "5.3", **extra}
+
+
+def sign(key: bytes, *parts: bytes) -> bytes:
+    mac = hmac.new(key, digestmod=hashlib.sha256)
+    for p in parts:
+        mac.update(p)
+    return mac.hexdigest().encode()
+
+
+def signed_frames(key: bytes, msg_type: str, content: dict | bytes, session: str,
+                  buffers: list[bytes] = (), **header_extra) -> list[bytes]:
+    """A well-formed signed message as DEALER frames: delimiter, signature,
+    the four JSON frames, buffers. content may be raw bytes (for bad JSON)."""
+    h = json.dumps(header(msg_type, session, **header_extra)).encode()
+    p, md = b"{}", b"{}"
+    c = content if isinstance(content, bytes) else json.dumps(content).encode()
+    return [b"<IDS|MSG>", sign(key, h, p, md, c), h, p, md, c, *buffers]

@@ -1,0 +1,90 @@
+"""Restart, shutdown and the proxy's own death: whatever happens to the
+proxy, no kernel process is left behind."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+from support import Proc, children_of, cmdline, wait_until
+
+# How long the kernel may outlive a killed proxy. The brief for the proxy:
+# the kernel dies with it (parent-death signal), not at its next poll.
+ORPHAN_LIMIT = 5
+
+
+def test_restart(kernels, kenv):
+    k = kernels.start(kenv.guarded)
+    k.ok("restart_marker = 'before'")
+    old_proxy, old_child = k.proc, k.pid()
+
+    k.km.restart_kernel(now=False)
+    k.kc.wait_for_ready(timeout=60)
+    k.flush_shell()
+
+    new_proxy = Proc.of(k.km.provisioner.process.pid)
+    new_child = k.pid()
+    assert new_proxy != old_proxy and new_child != old_child
+    r = k.run("restart_marker")
+    assert r.status == "error" and r.reply["content"]["ename"] == "NameError"
+    assert k.ok("print(2 ** 10)").stdout == "1024\n"
+    # The old proxy and its kernel are gone, not just replaced: only the new
+    # pair names this kernel's id.
+    assert not old_proxy.running() and not old_child.running()
+    assert sorted(k.processes()) == sorted([new_proxy.pid, new_child.pid])
+    assert new_child.pid in children_of(new_proxy.pid)
+
+
+def test_shutdown_leaves_nothing(kernels, kenv):
+    k = kernels.start(kenv.guarded)
+    proxy, child = k.proc, k.pid()
+    assert sorted(k.processes()) == sorted([proxy.pid, child.pid])
+    popen = k.km.provisioner.process
+
+    k.kc.stop_channels()
+    k.kc = None
+    k.km.shutdown_kernel(now=False)
+
+    # jupyter_client waits for the proxy to exit on its own before it falls
+    # back to killing the group: exit status 0 means it never had to.
+    assert popen.returncode == 0, f"proxy exit status {popen.returncode}\n{k.output()}"
+    assert not proxy.running() and not child.running()
+    assert k.processes() == []
+    # The proxy's private connection file for its child is removed too.
+    runtime = os.environ["JUPYTER_RUNTIME_DIR"]
+    assert [f for f in os.listdir(runtime) if k.kernel_id in f] == []
+
+
+def test_sigkill_of_the_proxy_takes_the_kernel(kernels, kenv):
+    k = kernels.start(kenv.guarded)
+    child = k.pid()
+    os.kill(k.proc.pid, signal.SIGKILL)
+    k.km.provisioner.process.wait(timeout=10)
+    wait_until(lambda: not child.running(), ORPHAN_LIMIT, f"kernel pid {child.pid} to die with its proxy")
+    assert k.processes() == []
+
+
+def test_sigkill_of_the_proxy_takes_a_kernel_that_ignores_jupyter(kernels):
+    """A "kernel" that never reads JPY_PARENT_PID and ignores SIGTERM and
+    SIGHUP (tests/kernels/sleeper.py) still dies with the proxy."""
+    k = kernels.start("sleeper-guarded", wait=False)
+    pids = wait_until(lambda: children_of(k.proc.pid), 30, "the proxy to start the sleeper")
+    assert len(pids) == 1
+    sleeper = Proc.of(pids[0])
+    assert any(a.endswith("sleeper.py") for a in cmdline(sleeper.pid)), cmdline(sleeper.pid)
+    wait_until(lambda: "sleeper: started" in k.output(), 30, "the sleeper to install its signal handlers")
+
+    os.kill(k.proc.pid, signal.SIGKILL)
+    k.km.provisioner.process.wait(timeout=10)
+    wait_until(lambda: not sleeper.running(), ORPHAN_LIMIT, f"sleeper pid {sleeper.pid} to die with the proxy")
+    assert k.processes() == []
+
+
+def test_sigterm_of_the_proxy_stops_the_kernel(kernels, kenv):
+    """What jupyter_client sends when a kernel does not shut down in time."""
+    k = kernels.start(kenv.guarded)
+    child = k.pid()
+    os.kill(k.proc.pid, signal.SIGTERM)
+    k.km.provisioner.process.wait(timeout=30)
+    wait_until(lambda: not child.running(), 30, f"kernel pid {child.pid} to stop")
+    assert k.processes() == []
