@@ -205,11 +205,13 @@ class Kernel:
     """A kernel started through jupyter_client, with its stdout and stderr
     (for a guarded kernel: guardctl's log and the child's output) in a file."""
 
-    def __init__(self, spec: str, log: Path, wait: bool = True):
+    def __init__(self, spec: str, log: Path, wait: bool = True, configure=None):
         self.spec = spec
         self.log = log
         self._log_file = open(log, "wb")
         self.km = KernelManager(kernel_name=spec)
+        if configure is not None:
+            configure(self.km)  # e.g. another transport, before the connection file is written
         self.km.start_kernel(stdout=self._log_file, stderr=self._log_file)
         self.proc = Proc.of(self.km.provisioner.process.pid)
         self.kernel_id = Path(self.km.connection_file).stem.removeprefix("kernel-")
@@ -281,9 +283,9 @@ class Kernels:
         self.log_dir = log_dir
         self.started: list[Kernel] = []
 
-    def start(self, spec: str, wait: bool = True) -> Kernel:
+    def start(self, spec: str, wait: bool = True, configure=None) -> Kernel:
         log = self.log_dir / f"{len(self.started):02d}-{spec}.log"
-        k = Kernel(spec, log, wait=wait)
+        k = Kernel(spec, log, wait=wait, configure=configure)
         self.started.append(k)
         return k
 

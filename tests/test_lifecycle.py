@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import signal
 
-from support import Proc, children_of, cmdline, wait_until
+from support import Proc, children_of, cmdline, read_until_stream, wait_until
 
 # How long the kernel may outlive a killed proxy. The brief for the proxy:
 # the kernel dies with it (parent-death signal), not at its next poll.
@@ -87,4 +87,17 @@ def test_sigterm_of_the_proxy_stops_the_kernel(kernels, kenv):
     os.kill(k.proc.pid, signal.SIGTERM)
     k.km.provisioner.process.wait(timeout=30)
     wait_until(lambda: not child.running(), 30, f"kernel pid {child.pid} to stop")
+    assert k.processes() == []
+
+
+def test_shutdown_while_a_cell_runs(kernels, kenv):
+    """Closing a notebook whose cell still runs: everything goes."""
+    k = kernels.start(kenv.guarded)
+    proxy, child = k.proc, k.pid()
+    msg_id = k.kc.execute("import time\nprint('sleeping', flush=True)\ntime.sleep(60)")
+    read_until_stream(k.kc, msg_id, "sleeping")
+    k.kc.stop_channels()
+    k.kc = None
+    k.km.shutdown_kernel(now=False)
+    assert not proxy.running() and not child.running()
     assert k.processes() == []

@@ -11,11 +11,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import queue
 import re
 
 import pytest
+from jupyter_client import BlockingKernelClient
 
-from support import EXEC_TIMEOUT, Run, check_parentage, request
+from support import EXEC_TIMEOUT, Run, check_parentage, collect, drain_iopub, request
 
 
 def both(plain, guarded, code: str, **kwargs) -> tuple[Run, Run]:
@@ -355,3 +357,47 @@ def test_kernel_sees_the_same_environment(plain, guarded):
     hook_dirs = [d for d in g["env"].get("PYTHONPATH", "").split(os.pathsep) if d]
     assert all("guard" in os.path.basename(d) for d in hook_dirs), hook_dirs
     assert [d for d in g["path"] if d not in hook_dirs] == p["path"]
+
+
+def test_two_clients_on_one_kernel(guarded):
+    """Two frontends on one kernel (a notebook and a console): each gets its
+    own replies and its own input() prompts; iopub reaches both."""
+    other = BlockingKernelClient()
+    other.load_connection_info(guarded.km.get_connection_info())
+    other.start_channels(hb=False)
+    try:
+        other.wait_for_ready(timeout=EXEC_TIMEOUT)
+        drain_iopub(guarded.kc)
+        prompts = []
+
+        def answer(msg):
+            prompts.append(msg["content"]["prompt"])
+            other.input("from the second client")
+
+        reply = other.execute_interactive("print('second:', input('second? '))", allow_stdin=True,
+                                          stdin_hook=answer, timeout=EXEC_TIMEOUT)
+        assert reply["content"]["status"] == "ok"
+        assert prompts == ["second? "]
+        # The first client saw the second one's cell on iopub, but no
+        # input_request and no reply of the second's.
+        seen = drain_iopub(guarded.kc)
+        mine = [m for m in seen if m["parent_header"].get("msg_id") == reply["parent_header"]["msg_id"]]
+        assert "second: from the second client\n" in [m["content"].get("text") for m in mine]
+        with pytest.raises(queue.Empty):
+            guarded.kc.get_stdin_msg(timeout=0.5)
+        with pytest.raises(queue.Empty):
+            guarded.kc.get_shell_msg(timeout=0.5)
+        assert guarded.ok("print('first')").stdout == "first\n"
+    finally:
+        other.stop_channels()
+
+
+def test_stop_on_error_aborts_the_queued_cells(plain, guarded):
+    """A failing cell aborts the cells queued behind it, with the same
+    replies through the proxy."""
+    for k in (plain, guarded):
+        ids = [k.kc.execute(code) for code in ("raise RuntimeError('first fails')", "print('queued 1')", "print('queued 2')")]
+        runs = [collect(k.kc, i) for i in ids]
+        assert [r.status for r in runs] == ["error", "aborted", "aborted"], [r.reply["content"] for r in runs]
+        assert all(r.stdout == "" for r in runs)
+    assert k.ok("print('after the abort')").stdout == "after the abort\n"
