@@ -240,7 +240,13 @@ class Kernel:
                 return
 
     def run(self, code: str, timeout: float = EXEC_TIMEOUT, **kwargs) -> Run:
-        return execute(self.kc, code, timeout=timeout, **kwargs)
+        try:
+            return execute(self.kc, code, timeout=timeout, **kwargs)
+        except TimeoutError as e:
+            # Say what the proxy was doing (paused by the memory guard? dead?).
+            state = "running" if self.proc.running() else "gone"
+            raise AssertionError(f"{self.spec}: no answer to {code!r} in {timeout}s ({e}); "
+                                 f"process {self.proc.pid} is {state}; its output:\n{self.output()[-5000:]}") from e
 
     def ok(self, code: str, **kwargs) -> Run:
         """Runs code that must succeed."""

@@ -220,8 +220,9 @@ def test_comm_with_binary_buffers(plain, guarded):
         assert sent["content"]["data"] == {"hello": "data"}
         assert [bytes(b) for b in sent["buffers"]] == PAYLOADS
 
-        # And back: buffers from the frontend reach the kernel unchanged.
-        to_kernel = [b"\x01\x02\x03", bytes(range(256)) * 1000, b""]
+        # And back: buffers from the frontend reach the kernel unchanged,
+        # 20 MB ones too (a file uploaded through a widget).
+        to_kernel = [b"\x01\x02\x03", bytes(range(256)) * 1000, b"", bytes(range(251)) * (20 << 12)]  # 20.5 MB
         msg = k.kc.session.msg("comm_msg", {"comm_id": comm_id, "data": {}})
         msg["buffers"] = to_kernel
         k.kc.shell_channel.send(msg)
