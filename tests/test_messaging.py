@@ -15,6 +15,7 @@ import queue
 import re
 
 import pytest
+import zmq
 from jupyter_client import BlockingKernelClient
 
 from support import EXEC_TIMEOUT, Run, check_parentage, collect, drain_iopub, request
@@ -402,3 +403,24 @@ def test_stop_on_error_aborts_the_queued_cells(plain, guarded):
         assert [r.status for r in runs] == ["error", "aborted", "aborted"], [r.reply["content"] for r in runs]
         assert all(r.stdout == "" for r in runs)
     assert k.ok("print('after the abort')").stdout == "after the abort\n"
+
+
+def test_heartbeat_echoes_bytes(guarded):
+    """hb echoes whatever it is sent, byte for byte, to each client (the
+    proxy answers it itself)."""
+    assert guarded.kc.hb_channel.is_beating()
+    ctx = zmq.Context()
+    try:
+        socks = []
+        for payload in (b"ping", b"\x00\xff binary \x00", b"x" * 100_000):
+            s = ctx.socket(zmq.REQ)
+            s.setsockopt(zmq.LINGER, 0)
+            info = guarded.km.get_connection_info()
+            s.connect(f"tcp://{info['ip']}:{info['hb_port']}")
+            s.send(payload)
+            socks.append((s, payload))
+        for s, payload in socks:
+            assert s.poll(EXEC_TIMEOUT * 1000), "no heartbeat echo"
+            assert s.recv() == payload
+    finally:
+        ctx.destroy(linger=0)
