@@ -1,0 +1,541 @@
+"""When the kernel dies, the notebook says why: each cause of death, caused
+for real in the real ipykernel and watched through the real jupyter_client,
+ends the running cell with a KernelDied error whose text names the cause,
+and the kernel runs the next cell. Every death is in the death log; a death
+loop stops the restarts; a notebook executed headlessly keeps the diagnosis
+in the crashing cell.
+
+One guarded kernel per environment takes the single deaths in turn (each
+death and restart costs about two seconds); the OOM kill, the death loop
+and the notebooks start kernels of their own."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+import uuid
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from conftest import REPO, Kernel, Kernels, write_spec
+from support import EXEC_TIMEOUT, Run, children_of, request, wait_until
+
+CRASH_NOTEBOOK = REPO / "testdata" / "notebooks" / "crash" / "crash.ipynb"
+MiB = 1 << 20
+
+
+# ------------------------------------------------------------- environment
+
+
+@contextmanager
+def as_jupyter_starts_it(**settings):
+    """The environment a kernel gets from Jupyter rather than from pytest,
+    plus the guard's settings. pytest's PYTEST_CURRENT_TEST makes ipykernel
+    leave fds 1 and 2 alone (OutStream's watchfd); in users' kernels they are
+    pipes read by a thread inside the kernel, which dies with it. What a
+    crash leaves behind must reach the proxy in that setting."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.delenv("PYTEST_CURRENT_TEST", raising=False)
+        for name, value in settings.items():
+            mp.setenv(name, str(value))
+        yield
+
+
+def check_fd2_is_captured(k: Kernel):
+    """The kernel's fd 2 is ipykernel's pipe, not the proxy's, as for users."""
+    r = k.ok("import os, sys\n"
+             "print(os.readlink('/proc/self/fd/2'))\n"
+             "print(os.readlink(f'/proc/self/fd/{sys.stderr._original_stdstream_copy}'))")
+    captured, original = r.stdout.split()
+    assert captured != original, f"ipykernel does not capture fd 2 in {k.spec}: {r.stdout}"
+
+
+# ----------------------------------------------------------------- reading
+
+
+def text_of(err: dict) -> str:
+    """An error's evalue and traceback, checked against the message spec."""
+    assert isinstance(err.get("evalue"), str), err
+    tb = err.get("traceback")
+    assert isinstance(tb, list) and all(isinstance(line, str) for line in tb), err
+    return "\n".join([err["evalue"], *tb])
+
+
+def flat(text: str) -> str:
+    """text with its lines joined: the message wraps long sentences."""
+    return " ".join(text.split())
+
+
+def show(what: str, err: dict):
+    """Prints what the cell received; pytest shows it with a failure (and
+    with -rP)."""
+    print(f"--- {what}\nevalue: {err['evalue']}\ntraceback:\n" + "\n".join(err["traceback"]))
+
+
+# An OOM kill claimed: the summary's words or the message's title. The
+# SIGKILL message may say that nothing shows memory ran out; that is no claim.
+OOM_CLAIM = re.compile(r"out-of-memory killer(?! is not ruled out)|\(out of memory\)|(?<!nothing shows that )memory ran out")
+
+# The cause the death log names, from the title the cell showed:
+# "jupyter-guard: kernel died (<title>)".
+CAUSE_OF_TITLE = {"out of memory": "oom-kill-cgroup", "killed from outside": "outside-kill",
+                  "CUDA error": "cuda-error", "crash": "segfault", "abort": "abort", "exited": "exit",
+                  "fatal Python error": "python-fatal-error", "signal": "signal",
+                  "the machine ran out of memory": "oom-kill-host"}
+
+UNITS = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}
+
+
+def earlier_cells(text: str) -> dict[str, float]:
+    """The Memory section's "earlier cells that grew the most": code → bytes."""
+    cells = {}
+    for m in re.finditer(r"^    \[\d+\] ([+-]?[\d.]+) (\w+)  (.*)$", text, re.M):
+        cells[m[3]] = float(m[1]) * UNITS[m[2]]
+    return cells
+
+
+def cause_shown(text: str) -> str:
+    m = re.match(r"jupyter-guard: kernel died \((.*)\)\n", text)
+    assert m, f"no title line: {text}"
+    return CAUSE_OF_TITLE[m[1]]
+
+
+# -------------------------------------------------------- the shared kernel
+
+
+@dataclass
+class Death:
+    pid: int
+    cause: str  # as the cell's title showed it
+    evalue: str | None  # None for a death told in the next cell
+    states: list[str]
+
+
+@dataclass
+class Witness:
+    """A guarded kernel that dies again and again, and what each death
+    showed: the death log must have one record for each."""
+
+    k: Kernel
+    deaths: list[Death] = field(default_factory=list)
+
+    def dies(self, code: str, what: str) -> tuple[Run, dict]:
+        """Runs a cell that kills the kernel. The cell ends with one error
+        output, KernelDied, the same in the error reply; the next cell runs
+        on a fresh kernel and is not told about the death again."""
+        pid = self.k.pid()
+        r = self.k.run(code)
+        err = r.error
+        assert err is not None, f"no error output for {code!r}: {r.iopub}\n--- log:\n{self.k.output()}"
+        show(what, err)
+        assert r.status == "error", r.reply["content"]
+        assert err["ename"] == "KernelDied", err
+        assert r.reply["content"]["ename"] == "KernelDied"
+        assert r.reply["content"]["evalue"] == err["evalue"]
+        assert r.reply["content"]["traceback"] == err["traceback"]
+        assert "\n".join(err["traceback"]).startswith("jupyter-guard: kernel died ("), err["traceback"]
+        assert not pid.running()
+        self.deaths.append(Death(pid.pid, cause_shown("\n".join(err["traceback"])), err["evalue"], r.states()))
+        self.usable()
+        return r, err
+
+    def usable(self):
+        r = self.k.ok("print('alive', 6 * 7)")
+        assert r.stdout == "alive 42\n", r.stdout
+        assert r.stderr == "", f"the death was told again: {r.stderr}"
+
+
+@pytest.fixture(scope="module")
+def witness(module_kernels, kenv) -> Witness:
+    # These deaths come fast on purpose: no death loop here.
+    with as_jupyter_starts_it(JUPYTER_GUARD_MAX_RESTARTS=1000):
+        k = module_kernels.start(kenv.guarded)
+    check_fd2_is_captured(k)
+    return Witness(k)
+
+
+# --------------------------------------------------------------- the causes
+
+
+def test_segfault(witness):
+    code = "import ctypes\nreached = True\nctypes.string_at(0)\nprint('not reached')\n"
+    r, err = witness.dies(code, "segfault")
+    text = text_of(err)
+    assert re.search(r"segmentation fault", err["evalue"], re.I) and "SIGSEGV" in err["evalue"], err["evalue"]
+    # faulthandler's Python stack, through the proxy's own pipe: the line.
+    assert re.search(r"cell \[\d+\], at line 3: ctypes\.string_at\(0\)", err["evalue"]), err["evalue"]
+    assert re.search(r"cell \[\d+\], line 3, in <module>\n\s+ctypes\.string_at\(0\)\n", text), text
+    assert "killed by SIGSEGV (signal 11)" in text, text
+    assert not OOM_CLAIM.search(text), text
+    assert r.stdout == ""
+
+
+def test_sigkill_from_the_cell(witness):
+    code = "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n"
+    _, err = witness.dies(code, "SIGKILL")
+    text = text_of(err)
+    assert re.search(r"killed by (a )?SIGKILL", err["evalue"]), err["evalue"]
+    assert not OOM_CLAIM.search(text), text
+    # What rules the OOM killer out is shown, not assumed.
+    assert "nothing shows that memory ran out" in err["evalue"], err["evalue"]
+    assert re.search(r"OOM kills in the kernel's cgroup while it ran: 0\b", text), text
+
+
+def test_abort(witness):
+    _, err = witness.dies("import os\nos.abort()\n", "os.abort()")
+    text = text_of(err)
+    assert re.search(r"\babort", err["evalue"], re.I) and "SIGABRT" in err["evalue"], err["evalue"]
+    assert re.search(r"at line 2: os\.abort\(\)", err["evalue"]), err["evalue"]
+    assert not OOM_CLAIM.search(text), text
+
+
+def test_exit_code(witness):
+    _, err = witness.dies("import os\nos._exit(3)\n", "os._exit(3)")
+    text = text_of(err)
+    assert re.search(r"exited with code 3\b", err["evalue"]), err["evalue"]
+    assert "SIG" not in err["evalue"], err["evalue"]
+    assert not OOM_CLAIM.search(text), text
+
+
+# What PyTorch prints when a CUDA kernel's assert fires and the error
+# escapes into C++: libstdc++'s terminate handler, then abort().
+CUDA_LAST_WORDS = (
+    "terminate called after throwing an instance of 'c10::Error'\n"
+    "  what():  CUDA error: device-side assert triggered\n"
+    "CUDA kernel errors might be asynchronously reported at some other API call, "
+    "so the stacktrace below might be incorrect.\n"
+    "For debugging consider passing CUDA_LAUNCH_BLOCKING=1\n"
+    "Exception raised from c10_cuda_check_implementation at ../c10/cuda/CUDAException.cpp:44 "
+    "(most recent call first):\n"
+)
+
+
+def check_cuda(err: dict):
+    text = text_of(err)
+    assert "CUDA error" in err["evalue"] and "device-side assert triggered" in err["evalue"], err["evalue"]
+    assert "terminate called after throwing an instance of 'c10::Error'" in text, text
+    assert "CUDA_LAUNCH_BLOCKING" in text, text  # the advice
+    assert not OOM_CLAIM.search(text), text
+
+
+def test_cuda_error(witness):
+    """A test double for the GPU: the cell writes a CUDA crash's last words
+    to the stderr the proxy gave the kernel (ipykernel keeps it open as
+    sys.stderr._original_stdstream_copy), then aborts."""
+    code = ("import os, sys\n"
+            f"os.write(sys.stderr._original_stdstream_copy, {CUDA_LAST_WORDS.encode()!r})\n"
+            "os.abort()\n")
+    _, err = witness.dies(code, "CUDA error (test double, written to the proxy's stderr)")
+    check_cuda(err)
+
+
+def test_cuda_error_written_to_fd2(witness):
+    """The same last words where libstdc++ really writes them before
+    abort(): fd 2, which in an ipykernel is a pipe read by a thread of the
+    process that is dying."""
+    code = f"import os\nos.write(2, {CUDA_LAST_WORDS.encode()!r})\nos.abort()\n"
+    _, err = witness.dies(code, "CUDA error (written to fd 2)")
+    check_cuda(err)
+
+
+def test_death_while_idle(witness):
+    """Killed from outside between cells: the next cell starts with why
+    (before its own output), then runs."""
+    k = witness.k
+    old = k.pid()
+    os.kill(old.pid, signal.SIGKILL)
+    wait_until(lambda: [p for p in children_of(k.proc.pid) if p != old.pid], EXEC_TIMEOUT,
+               "the proxy to start a new kernel")
+    r = k.run("print('after the death')")
+    told = r.stderr
+    print(f"--- death while idle: the next cell's stderr\n{told}")
+    assert r.status == "ok", r.reply["content"]
+    assert r.stdout == "after the death\n"
+    assert re.search(r"killed by (a )?SIGKILL", told) and "while no cell was running" in flat(told), told
+    assert not OOM_CLAIM.search(told), told
+    streams = [(m["content"]["name"], m["content"]["text"]) for m in r.of_type("stream")]
+    assert streams[0][0] == "stderr" and streams[0][1].startswith("jupyter-guard: kernel died"), streams
+    assert streams[-1] == ("stdout", "after the death\n"), streams
+    witness.deaths.append(Death(old.pid, cause_shown(told), None, []))
+    witness.usable()
+
+
+def test_memory_section_blames_the_cells_that_grew(witness):
+    """A SIGKILL's message lists the earlier cells that grew the most: the
+    cell that really grew, by what it grew, and not the cells that only
+    printed (a fresh ipykernel grows by ~0.3 MiB in its first cell; the
+    kernel's own start-up is no cell's doing)."""
+    witness.k.ok("grown = b'x' * (64 << 20)")
+    _, err = witness.dies("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n", "SIGKILL after a cell grew")
+    cells = earlier_cells(text_of(err))
+    assert 60 * MiB <= cells.get("grown = b'x' * (64 << 20)", 0) <= 72 * MiB, cells
+    assert max(cells, key=cells.get) == "grown = b'x' * (64 << 20)", cells
+    trivial = {"import os; print(os.getpid())", "print('alive', 6 * 7)"}
+    blamed = {code: f"{grew / MiB:.1f} MiB" for code, grew in cells.items() if code in trivial and grew > 8 * MiB}
+    assert not blamed, f"cells that only printed blamed for growth: {blamed}"
+
+
+def test_dying_cells_go_busy_then_idle(witness):
+    """Every cell that died went busy, then idle, as any request does, also
+    when the kernel died before its own busy left it (ipykernel publishes
+    from a thread; a fast death often beats it). A death at the cell's first
+    statement, then all the deaths before."""
+    witness.dies("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n", "SIGKILL at once")
+    ran = [d for d in witness.deaths if d.evalue is not None]
+    assert all(d.states == ["busy", "idle"] for d in ran), [(d.cause, d.states) for d in ran]
+
+
+def test_death_log(witness, jupyter_dirs):
+    """One JSON line per death in the runtime dir, with the cause and the
+    summary the cell showed."""
+    witness.dies("import os\nos._exit(5)\n", "os._exit(5)")
+    log = jupyter_dirs["JUPYTER_RUNTIME_DIR"] / "jupyter-guard-deaths.jsonl"
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    mine = [r for r in records if r["kernel_id"] == witness.k.kernel_id]
+    assert [(r["pid"], r["cause"]) for r in mine] == [(d.pid, d.cause) for d in witness.deaths], \
+        [(r["pid"], r["cause"], r["summary"]) for r in mine]
+    for rec, death in zip(mine, witness.deaths):
+        if death.evalue is not None:
+            assert rec["summary"] == death.evalue
+    assert log.stat().st_mode & 0o077 == 0, oct(log.stat().st_mode)
+
+
+# ------------------------------------------------------------- OOM kill
+
+
+def own_memory_cgroup() -> Path:
+    """The v1 memory cgroup directory this test process is in."""
+    for line in Path("/proc/self/cgroup").read_text().splitlines():
+        _, controllers, path = line.split(":", 2)
+        if "memory" in controllers.split(","):
+            d = Path("/sys/fs/cgroup/memory") / path.lstrip("/")
+            if d.is_dir():
+                return d
+    pytest.skip("no cgroup v1 memory controller for this test")
+
+
+class MemoryCgroup:
+    """A v1 memory cgroup of the test's own, nested under the one the test
+    process is in, with a limit: the Python side of guard/cgroup/cgrouptest.
+    The cgroup the test started in is only read."""
+
+    def __init__(self, limit: int):
+        self.dir = own_memory_cgroup() / f"guard-test-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        try:
+            self.dir.mkdir()
+        except (PermissionError, OSError) as e:
+            pytest.skip(f"cgroup v1 memory is not writable here: {e}")
+        try:
+            (self.dir / "memory.limit_in_bytes").write_text(str(limit))
+            memsw = self.dir / "memory.memsw.limit_in_bytes"
+            if memsw.exists():  # swap accounted: cap it too, so the limit ends in an OOM kill
+                memsw.write_text(str(limit))
+        except BaseException:
+            self.remove()
+            raise
+
+    def wrap(self, argv: list[str]) -> list[str]:
+        """argv run inside the group from its first instruction: a shell
+        joins the group, then execs argv (same pid); if it cannot join,
+        argv never runs."""
+        return ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', str(self.dir / "cgroup.procs"), *argv]
+
+    def procs(self) -> list[int]:
+        return [int(p) for p in (self.dir / "cgroup.procs").read_text().split()]
+
+    def oom_kills(self) -> int:
+        fields = dict(line.split() for line in (self.dir / "memory.oom_control").read_text().splitlines())
+        return int(fields.get("oom_kill", 0))
+
+    def remove(self):
+        """Kills what is left in the group and removes it."""
+        deadline = time.monotonic() + 30
+        while self.dir.exists():
+            try:
+                for pid in self.procs():
+                    if pid > 0:  # never kill(0) or kill(-1): they would hit the test
+                        try:
+                            os.kill(pid, signal.SIGKILL)
+                        except ProcessLookupError:
+                            pass
+                self.dir.rmdir()
+            except FileNotFoundError:
+                return
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise AssertionError(f"could not remove {self.dir}; remove it by hand") from None
+                time.sleep(0.05)  # killed tasks hold the group until they are gone
+
+
+OOM_LIMIT = 512 * MiB
+
+
+def kernel_log_readable() -> bool:
+    """Whether this machine lets processes of the test's user read /dev/kmsg
+    (containers usually do not), as guardctl does for its OOM evidence."""
+    try:
+        os.close(os.open("/dev/kmsg", os.O_RDONLY | os.O_NONBLOCK))
+        return True
+    except OSError:
+        return False
+
+
+@pytest.fixture
+def oom_kernel(kenv, kernelspecs, jupyter_dirs, tmp_path):
+    """The guarded kernel, proxy and child both inside a fresh 512 MiB
+    memory cgroup from birth, with the guard only warning (it must not
+    prevent the OOM kill). The kernel is shut down and the group removed
+    afterwards, whatever the test did."""
+    cg = MemoryCgroup(OOM_LIMIT)
+    spec_dir = None
+    ks = Kernels(tmp_path)
+    try:
+        spec = json.loads((kernelspecs[kenv.guarded] / "kernel.json").read_text())
+        spec["argv"] = cg.wrap(spec["argv"])
+        spec["display_name"] += " (in a 512 MiB cgroup)"
+        spec_dir = write_spec(jupyter_dirs["JUPYTER_DATA_DIR"] / "kernels", f"{kenv.guarded}-{cg.dir.name}", spec)
+        with as_jupyter_starts_it(JUPYTER_GUARD_ACTION="warn"):
+            k = ks.start(spec_dir.name)
+        yield k, cg
+    finally:
+        try:
+            ks.shutdown_all()
+        finally:
+            cg.remove()
+            if spec_dir is not None:
+                shutil.rmtree(spec_dir)
+
+
+def test_oom_kill_in_a_memory_cgroup(oom_kernel, jupyter_dirs):
+    k, cg = oom_kernel
+    child = k.pid()
+    assert {k.proc.pid, child.pid} <= set(cg.procs()), (k.proc.pid, child.pid, cg.procs())
+    k.ok("import numpy as np\nblocks = []")
+    r = k.run("while True:\n    blocks.append(np.ones(32 << 20, dtype=np.uint8))\n")
+    err = r.error
+    assert err is not None, f"no error output: {r.iopub}\n--- log:\n{k.output()}"
+    show("OOM kill", err)
+    text = text_of(err)
+    assert r.status == "error" and err["ename"] == "KernelDied", err
+    assert not child.running()
+    assert cg.oom_kills() >= 1
+    evalue = err["evalue"]
+    assert re.search(r"out[- ]of[- ]memory", evalue), evalue
+    assert text.startswith(evalue + "\njupyter-guard: kernel died (out of memory)\n"), text
+    assert "the limit is 512 MiB" in evalue, evalue
+    if kernel_log_readable():
+        assert re.search(r"kernel log: Memory cgroup out of memory: Killed process %d\b" % child.pid, flat(text)), text
+    # Usable again, in the same group; the death is in the log.
+    r2 = k.ok("print('alive after the OOM kill')")
+    assert r2.stdout == "alive after the OOM kill\n" and r2.stderr == "", (r2.stdout, r2.stderr)
+    assert k.pid().pid in cg.procs()
+    log = jupyter_dirs["JUPYTER_RUNTIME_DIR"] / "jupyter-guard-deaths.jsonl"
+    mine = [rec for rec in map(json.loads, log.read_text().splitlines()) if rec["kernel_id"] == k.kernel_id]
+    assert [(d["pid"], d["cause"], d["summary"]) for d in mine] == [(child.pid, "oom-kill-cgroup", evalue)]
+    # The cell's growth, in MiB or GiB: it appended 32 MiB blocks up to the limit.
+    grew = re.search(r"the cell had added (\d+(?:\.\d+)?) (MiB|GiB)", evalue)
+    assert grew, evalue
+    assert 64 <= float(grew[1]) * (1024 if grew[2] == "GiB" else 1) <= 512, evalue
+    # Last, the earlier cells: the first one only printed a pid (the group's
+    # usage grows by ~1 MiB in it); the kernel's start-up is not its doing.
+    cells = earlier_cells(text)
+    assert cells.get("import os; print(os.getpid())", 0) < 8 * MiB, cells
+
+
+# ------------------------------------------------------------ death loop
+
+MAX_RESTARTS = 2
+
+
+def test_death_loop_stops_the_restarts(kernels, kenv):
+    """JUPYTER_GUARD_MAX_RESTARTS=2: the kernel is restarted twice; the next
+    death stops the restarts, says so, and every request after it gets an
+    error saying so instead of waiting for a kernel that will not come. A
+    restart from the Kernel menu starts over."""
+    with as_jupyter_starts_it(JUPYTER_GUARD_MAX_RESTARTS=MAX_RESTARTS):
+        k = kernels.start(kenv.guarded)
+    restarts = 0
+    for death in range(1, MAX_RESTARTS + 2):
+        r = k.run("import os\nos._exit(1)\n")
+        err = r.error
+        assert err is not None and err["ename"] == "KernelDied", r.iopub
+        show(f"death {death} of a loop", err)
+        text = flat(text_of(err))
+        if "stopped restarting" in text:
+            break
+        assert "is restarting the kernel" in text, text
+        assert k.ok(f"print('restart', {death})").stdout == f"restart {death}\n"
+        restarts += 1
+    else:
+        pytest.fail(f"{MAX_RESTARTS + 1} deaths and the restarts did not stop")
+    assert "is restarting" not in text, text
+    assert re.search(r"stopped restarting the kernel after \d+ deaths", text), text
+
+    # No kernel comes: a cell gets the error at once (the timeout only
+    # stops a hang), and so does any other request.
+    r = k.run("print('anyone?')", timeout=30)
+    err = r.error
+    assert err is not None, r.iopub
+    show("a cell after the restarts stopped", err)
+    assert r.status == "error" and err["ename"] == "KernelDied" and r.stdout == ""
+    assert "stopped restarting" in flat(text_of(err)), err
+    assert r.states() == ["busy", "idle"]
+    reply = request(k.kc, "shell", "complete_request", {"code": "pri", "cursor_pos": 3}, timeout=30)
+    assert reply["content"]["status"] == "error" and "stopped restarting" in flat(text_of(reply["content"]))
+
+    # What the message tells the user to do works.
+    k.km.restart_kernel()
+    k.kc.wait_for_ready(timeout=60)
+    k.flush_shell()
+    assert k.ok("print('back')").stdout == "back\n"
+    assert restarts == MAX_RESTARTS, f"JUPYTER_GUARD_MAX_RESTARTS={MAX_RESTARTS} allowed {restarts} restarts"
+
+
+# -------------------------------------------------------------- notebook
+
+
+def executed_with_nbclient(kernel_name: str, out: Path):
+    nb = nbformat.read(CRASH_NOTEBOOK, as_version=4)
+    with as_jupyter_starts_it():
+        NotebookClient(nb, kernel_name=kernel_name, timeout=120, startup_timeout=60, allow_errors=True).execute()
+    nbformat.write(nb, out / CRASH_NOTEBOOK.name)
+
+
+def executed_with_nbconvert(kernel_name: str, out: Path):
+    env = {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"}
+    r = subprocess.run([str(REPO / ".venv" / "bin" / "jupyter"), "nbconvert", "--to", "notebook", "--execute",
+                        "--allow-errors", f"--ExecutePreprocessor.kernel_name={kernel_name}",
+                        "--ExecutePreprocessor.timeout=120", "--output-dir", str(out), str(CRASH_NOTEBOOK)],
+                       capture_output=True, text=True, timeout=300, env=env)
+    assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.parametrize("how", [
+    pytest.param(executed_with_nbclient, id="nbclient"),
+    pytest.param(executed_with_nbconvert, id="nbconvert"),
+])
+def test_crashing_notebook_keeps_the_diagnosis(kenv, kernelspecs, tmp_path, how):
+    how(kenv.guarded, tmp_path)
+    saved = nbformat.read(tmp_path / CRASH_NOTEBOOK.name, as_version=4)
+    nbformat.validate(saved)
+    before, crash, after = [c for c in saved.cells if c.cell_type == "code"]
+    assert [o.get("text") for o in before.outputs] == ["set before the crash\n"], before.outputs
+    assert len(crash.outputs) == 1, crash.outputs
+    out = crash.outputs[0]
+    assert out["output_type"] == "error" and out["ename"] == "KernelDied", out
+    assert re.search(r"segmentation fault", out["evalue"], re.I), out["evalue"]
+    assert "ctypes.string_at(0)" in out["evalue"], out["evalue"]
+    assert "\n".join(out["traceback"]).startswith("jupyter-guard: kernel died (crash)")
+    # The cell after it ran on the new kernel, where `before` is gone.
+    assert [(o["output_type"], o.get("name"), o.get("text")) for o in after.outputs] == \
+        [("stream", "stdout", "after the crash\nFalse\n")], after.outputs
