@@ -7,6 +7,7 @@ import (
 
 	"github.com/jupyter-guard/jupyter-guard/child"
 	"github.com/jupyter-guard/jupyter-guard/guard/diagnosis"
+	"github.com/jupyter-guard/jupyter-guard/guard/units"
 	"github.com/jupyter-guard/jupyter-guard/proxy"
 	"github.com/jupyter-guard/jupyter-guard/proxy/wire"
 )
@@ -67,12 +68,13 @@ func (s *Supervisor) failedStart(err error) (stop bool) {
 // kernel is restarted or the restarts stopped.
 func (s *Supervisor) diagnose(ev diagnosis.Evidence) diagnosis.Diagnosis {
 	restart := s.countDeath()
-	ev.Restart = diagnosis.Restart{GaveUp: !restart, Deaths: len(s.deaths)}
+	ev.Restart = diagnosis.Restart{GaveUp: !restart, Deaths: len(s.deaths), Window: s.cfg.Guard.RestartWindow}
 	return diagnosis.Diagnose(ev)
 }
 
 // countDeath records a death of the current child and reports whether to
-// restart: not after MaxRestarts deaths within RestartWindow.
+// restart: MaxRestarts restarts are allowed within RestartWindow, as
+// jupyter_client's restart_limit counts them.
 func (s *Supervisor) countDeath() (restart bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -86,17 +88,21 @@ func (s *Supervisor) countDeath() (restart bool) {
 		}
 	}
 	s.deaths = append(recent, now)
-	return len(s.deaths) < s.cfg.Guard.MaxRestarts
+	return len(s.deaths) <= s.cfg.Guard.MaxRestarts
 }
 
 // afterDeath closes the dead kernel's requests, telling run (the cell that
 // was running, if any) the whole story, and unless the restarts stopped,
 // announces the next kernel.
 func (s *Supervisor) afterDeath(pending []proxy.Request, busy [][]byte, run *proxy.Request, count int, rep *report) (stop bool) {
-	gaveUp := len(s.deaths) >= s.cfg.Guard.MaxRestarts
+	gaveUp := len(s.deaths) > s.cfg.Guard.MaxRestarts
 	s.mu.Lock()
 	if gaveUp {
-		s.gaveUp = rep
+		s.gaveUp = &report{Ename: rep.Ename, Evalue: fmt.Sprintf(
+			"This cell did not run: the kernel died %d times within %s and jupyter-guard stopped restarting it.",
+			len(s.deaths), units.FormatDuration(s.cfg.Guard.RestartWindow))}
+		s.gaveUp.Traceback = []string{"jupyter-guard: " + s.gaveUp.Evalue,
+			"The last death is explained in the cell it happened in. Fix the cause, then restart the kernel from the Kernel menu."}
 	}
 	if run == nil {
 		s.nextCell = rep // told in the next cell the user runs
@@ -162,6 +168,7 @@ func (s *Supervisor) closeRequests(pending []proxy.Request, busy [][]byte, run *
 	queued := &report{Ename: rep.Ename, Evalue: "The kernel died before this cell ran."}
 	queued.Traceback = []string{"jupyter-guard: " + queued.Evalue}
 	for _, r := range pending {
+		_, announced := idle[r.MsgID]
 		delete(idle, r.MsgID)
 		switch {
 		case r.MsgType == "kernel_info_request":
@@ -171,11 +178,11 @@ func (s *Supervisor) closeRequests(pending []proxy.Request, busy [][]byte, run *
 			s.infoWaiters = append(s.infoWaiters, r)
 			s.mu.Unlock()
 		case run != nil && r.MsgID == run.MsgID:
-			s.fail(r, rep, count, false)
+			s.fail(r, rep, count, !announced)
 		case r.MsgType == "execute_request":
-			s.fail(r, queued, 0, false)
+			s.fail(r, queued, 0, !announced)
 		default:
-			s.fail(r, rep, 0, false)
+			s.fail(r, rep, 0, !announced)
 		}
 	}
 	for _, raw := range idle {

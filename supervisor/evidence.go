@@ -36,6 +36,14 @@ func (w *witness) outputs() (stdout, stderr io.Writer) {
 	return io.MultiWriter(os.Stdout, w.stdout), io.MultiWriter(os.Stderr, w.stderr)
 }
 
+// ready starts the output tails afresh once the kernel answers: its
+// start-up chatter (ipykernel's warning about tcp) is not what a later
+// death left behind. A kernel that dies while starting keeps it all.
+func (w *witness) ready() {
+	w.stdout.Reset()
+	w.stderr.Reset()
+}
+
 // started reads the OOM-kill counter of the child's memory cgroup.
 func (w *witness) started(pid int) {
 	g, err := cgroup.Discover(pid)

@@ -164,6 +164,7 @@ func (s *Supervisor) serve(proc *child.Process, ci kernelspec.ConnectionInfo, w 
 				}
 				continue
 			}
+			w.ready()
 			s.mu.Lock()
 			s.ready = true
 			waiters := s.infoWaiters

@@ -65,9 +65,9 @@ func (d *Diagnosis) oomAdvice() []string {
 
 func (d *Diagnosis) outsideKillAdvice() []string {
 	p := []string{
-		"Something outside the kernel sent it SIGKILL: a job scheduler enforcing a time " +
-			"or memory limit (Slurm, Kubernetes), `kill -9`, a container runtime stopping " +
-			"the container, or a system service.",
+		"Something sent the kernel SIGKILL: the cell's own code (os.kill), a job " +
+			"scheduler enforcing a time or memory limit (Slurm, Kubernetes), `kill -9`, " +
+			"a container runtime stopping the container, or a system service.",
 		"Look in that scheduler's or the container's logs for a kill at this time.",
 	}
 	ev := d.Evidence

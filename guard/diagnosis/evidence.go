@@ -89,9 +89,10 @@ type GPUMemory struct {
 
 // Restart is what the proxy does after this death.
 type Restart struct {
-	// GaveUp is set when the kernel died too often in a row and the proxy
-	// stopped restarting it.
+	// GaveUp is set when the kernel died too often within Window and the
+	// proxy stopped restarting it.
 	GaveUp bool `json:"gave_up,omitempty"`
-	// Deaths counts the deaths in a row, this one included.
-	Deaths int `json:"deaths,omitzero"`
+	// Deaths counts the deaths within Window, this one included.
+	Deaths int           `json:"deaths,omitzero"`
+	Window time.Duration `json:"window_ns,omitzero"`
 }

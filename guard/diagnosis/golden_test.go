@@ -86,7 +86,7 @@ func goldenCases(t *testing.T) map[string]Evidence {
 		"outside-kill-unchecked-gave-up": {
 			PID: 4242, Exit: ExitStatus{Code: 137},
 			Cell:    &Cell{ExecutionCount: 4, Code: "train(model, epochs=50)"},
-			Restart: Restart{GaveUp: true, Deaths: 3},
+			Restart: Restart{GaveUp: true, Deaths: 3, Window: time.Minute},
 		},
 		"segfault-ctypes": {
 			PID: 5549, Exit: killed(syscall.SIGSEGV),

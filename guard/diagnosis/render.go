@@ -1,12 +1,16 @@
 package diagnosis
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/jupyter-guard/jupyter-guard/guard/units"
+)
 
 // causeTitles are the short names on the message's first line.
 var causeTitles = map[Cause]string{
 	CauseOOMCgroup:   "out of memory",
 	CauseOOMHost:     "the machine ran out of memory",
-	CauseOutsideKill: "killed from outside",
+	CauseOutsideKill: "killed by SIGKILL",
 	CauseCUDA:        "CUDA error",
 	CauseSegfault:    "crash",
 	CausePythonFatal: "fatal Python error",
@@ -42,9 +46,9 @@ func section(tb []string, title string, lines []string) []string {
 func (d *Diagnosis) restartLine() string {
 	r := d.Evidence.Restart
 	if r.GaveUp {
-		return fmt.Sprintf("jupyter-guard stopped restarting the kernel after %d deaths in a row, "+
+		return fmt.Sprintf("jupyter-guard stopped restarting the kernel after %d deaths within %s, "+
 			"and all variables were lost. Fix the cause, then restart the kernel "+
-			"from the Kernel menu.", r.Deaths)
+			"from the Kernel menu.", r.Deaths, units.FormatDuration(r.Window))
 	}
 	return "jupyter-guard is restarting the kernel. All variables were lost: " +
 		"re-run the cells you need."

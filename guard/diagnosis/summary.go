@@ -27,7 +27,7 @@ func (d *Diagnosis) summary() string {
 	case CauseOOMCgroup, CauseOOMHost:
 		return d.oomSummary()
 	case CauseOutsideKill:
-		what = "The kernel was killed by a SIGKILL from outside the kernel"
+		what = "The kernel was killed by a SIGKILL signal"
 	case CauseCUDA:
 		what = "The kernel died of a CUDA error"
 		if s := d.sign(SignCUDA); s != nil {
@@ -183,5 +183,9 @@ func (d *Diagnosis) codeLine(n int) string {
 	if n > len(lines) {
 		return ""
 	}
-	return strings.TrimSpace(lines[n-1])
+	line := lines[n-1]
+	if i := strings.Index(line, "  #"); i >= 0 {
+		line = line[:i] // an inline comment is not what crashed
+	}
+	return strings.TrimSpace(line)
 }

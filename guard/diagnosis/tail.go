@@ -47,6 +47,13 @@ func (t *Tail) Write(p []byte) (int, error) {
 	return n, nil
 }
 
+// Reset forgets what was written so far.
+func (t *Tail) Reset() {
+	t.mu.Lock()
+	t.next, t.wrapped = 0, false
+	t.mu.Unlock()
+}
+
 // Lines returns the last lines written, oldest first, as a terminal would
 // show them: a carriage return starts the line over. A line cut in two by
 // the ring's start is dropped; an unfinished last line is kept.

@@ -77,3 +77,13 @@ func TestTailConcurrentWriters(t *testing.T) {
 		t.Errorf("the last lines are missing")
 	}
 }
+
+func TestTailReset(t *testing.T) {
+	tail := NewTail(16, 10)
+	tail.Write([]byte("start-up chatter that wraps the ring\n"))
+	tail.Reset()
+	tail.Write([]byte("last words\n"))
+	if got := tail.Lines(); len(got) != 1 || got[0] != "last words" {
+		t.Fatalf("after Reset: %q", got)
+	}
+}

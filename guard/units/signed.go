@@ -27,7 +27,15 @@ func FormatDuration(d time.Duration) string {
 	case d < time.Minute:
 		return fmt.Sprintf("%d s", int(d.Seconds()))
 	case d < time.Hour:
-		return fmt.Sprintf("%d min %d s", int(d.Minutes()), int(d.Seconds())%60)
+		return withRest(int(d.Minutes()), "min", int(d.Seconds())%60, "s")
 	}
-	return fmt.Sprintf("%d h %d min", int(d.Hours()), int(d.Minutes())%60)
+	return withRest(int(d.Hours()), "h", int(d.Minutes())%60, "min")
+}
+
+// withRest writes "3 min 5 s", or "3 min" when the rest is zero.
+func withRest(n int, unit string, rest int, restUnit string) string {
+	if rest == 0 {
+		return fmt.Sprintf("%d %s", n, unit)
+	}
+	return fmt.Sprintf("%d %s %d %s", n, unit, rest, restUnit)
 }

@@ -19,6 +19,7 @@ func TestFormatDuration(t *testing.T) {
 		4200 * time.Millisecond:      "4.2 s",
 		42 * time.Second:             "42 s",
 		185 * time.Second:            "3 min 5 s",
+		time.Minute:                  "1 min",
 		2*time.Hour + 10*time.Minute: "2 h 10 min",
 	} {
 		if got := FormatDuration(d); got != want {
