@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"encoding/json"
 	"io"
 	"os"
 	"time"
@@ -17,6 +18,8 @@ type witness struct {
 	stdout, stderr *diagnosis.Tail
 	group          *cgroup.Group
 	oomBefore      diagnosis.OOMCounter
+	captured       []*capturedOutput // the kernel's own stdout/stderr pipes
+	out, err       io.Writer         // the proxy's tees of the child's output
 }
 
 // newWitness opens the kernel log before the child exists, so every record
@@ -33,15 +36,47 @@ func newWitness() *witness {
 // outputs tee the child's output to the proxy's own (Jupyter's log shows
 // what it always showed) and into the tails.
 func (w *witness) outputs() (stdout, stderr io.Writer) {
-	return io.MultiWriter(os.Stdout, w.stdout), io.MultiWriter(os.Stderr, w.stderr)
+	w.out, w.err = io.MultiWriter(os.Stdout, w.stdout), io.MultiWriter(os.Stderr, w.stderr)
+	return w.out, w.err
 }
 
 // ready starts the output tails afresh once the kernel answers: its
 // start-up chatter (ipykernel's warning about tcp) is not what a later
 // death left behind. A kernel that dies while starting keeps it all.
-func (w *witness) ready() {
+// It also takes hold of the pipes the kernel now reads its own output
+// from (see capturedOutput).
+func (w *witness) ready(pid int, logf func(string, ...any)) {
 	w.stdout.Reset()
 	w.stderr.Reset()
+	for fd, to := range map[int]io.Writer{1: w.out, 2: w.err} {
+		c, err := holdCaptured(pid, fd, to)
+		if err != nil {
+			logf("a crash's last output may be lost: %v", err)
+		}
+		if c != nil {
+			w.captured = append(w.captured, c)
+		}
+	}
+}
+
+// heard keeps the text of a small stream message in the tail of its
+// stream: what a kernel printed through Python before it crashed reaches
+// the notebook this way, not through the kernel's own stdout and stderr.
+// Big outputs are not decoded on the forwarding path; last words are short.
+func (w *witness) heard(content []byte) {
+	if len(content) > 64<<10 {
+		return
+	}
+	var c struct{ Name, Text string }
+	if json.Unmarshal(content, &c) != nil {
+		return
+	}
+	switch c.Name {
+	case "stdout":
+		w.stdout.Write([]byte(c.Text))
+	case "stderr":
+		w.stderr.Write([]byte(c.Text))
+	}
 }
 
 // started reads the OOM-kill counter of the child's memory cgroup.
@@ -58,6 +93,10 @@ func (w *witness) started(pid int) {
 
 // evidence collects what is known once the child is dead.
 func (w *witness) evidence(pid int, ps *os.ProcessState, treePIDs []int) diagnosis.Evidence {
+	for _, c := range w.captured {
+		c.drain()
+	}
+	w.captured = nil
 	oom := w.oomBefore
 	if w.group != nil {
 		if st, err := w.group.OOM(); err == nil {
@@ -77,6 +116,9 @@ func (w *witness) evidence(pid int, ps *os.ProcessState, treePIDs []int) diagnos
 }
 
 func (w *witness) close() {
+	for _, c := range w.captured {
+		c.file.Close()
+	}
 	if w.kmsg != nil {
 		_ = w.kmsg.Close()
 	}

@@ -60,6 +60,16 @@ func (s *Supervisor) FromFrontend(ch proxy.Channel, m *wire.Message, h wire.Head
 	return true
 }
 
+// heard passes a stream message's text to the current child's witness.
+func (s *Supervisor) heard(content []byte) {
+	s.mu.Lock()
+	w := s.witness
+	s.mu.Unlock()
+	if w != nil {
+		w.heard(content)
+	}
+}
+
 // FromKernel follows the execution count, for replies the proxy must
 // write itself when the kernel dies.
 func (s *Supervisor) FromKernel(ch proxy.Channel, m *wire.Message, h, parent wire.Header) {
@@ -85,6 +95,9 @@ func (s *Supervisor) FromKernel(ch proxy.Channel, m *wire.Message, h, parent wir
 		s.mu.Lock()
 		delete(s.cells, parent.MsgID)
 		s.mu.Unlock()
+	}
+	if ch == proxy.IOPub && h.MsgType == "stream" {
+		s.heard(m.Content)
 	}
 	if ch == proxy.IOPub && h.MsgType == "execute_input" {
 		var c struct {

