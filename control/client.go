@@ -18,10 +18,16 @@ import (
 // SocketPattern names control sockets in the runtime dir.
 const SocketPattern = "guard-*.sock"
 
-// SocketPath is the control socket of the kernel whose Jupyter connection
-// file is connFile: beside it, named after the kernel id.
+// SocketPath is the control socket of a kernel, in Jupyter's runtime dir.
 func SocketPath(runtimeDir, kernelID string) string {
 	return filepath.Join(runtimeDir, "guard-"+kernelID+".sock")
+}
+
+// KernelID is the id in a Jupyter connection file's name, kernel-<id>.json
+// (or the whole name without .json, for files named otherwise).
+func KernelID(connFile string) string {
+	base := strings.TrimSuffix(filepath.Base(connFile), ".json")
+	return strings.TrimPrefix(base, "kernel-")
 }
 
 // Conn talks to one proxy.

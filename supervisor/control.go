@@ -18,7 +18,7 @@ func (s *Supervisor) coreState() control.State {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := control.State{
-		KernelID:   kernelID(s.cfg.ConnFile),
+		KernelID:   control.KernelID(s.cfg.ConnFile),
 		Kernelspec: s.cfg.Conn.KernelName,
 		Notebook:   os.Getenv("JPY_SESSION_NAME"),
 		ProxyPID:   os.Getpid(),
@@ -92,5 +92,5 @@ func openFDs() int {
 }
 
 func controlPath(s *Supervisor) string {
-	return control.SocketPath(s.cfg.RuntimeDir, kernelID(s.cfg.ConnFile))
+	return control.SocketPath(s.cfg.RuntimeDir, control.KernelID(s.cfg.ConnFile))
 }

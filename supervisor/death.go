@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jupyter-guard/jupyter-guard/child"
+	"github.com/jupyter-guard/jupyter-guard/control"
 	"github.com/jupyter-guard/jupyter-guard/guard/diagnosis"
 	"github.com/jupyter-guard/jupyter-guard/guard/units"
 	"github.com/jupyter-guard/jupyter-guard/proxy"
@@ -37,7 +38,7 @@ func (s *Supervisor) died(proc *child.Process, w *witness) (stop bool) {
 	proc.DrainOutput(500 * time.Millisecond) // the last words of the crash
 	run := running(pending, busy)
 	ev := w.evidence(proc.Pid, proc.State(), nil)
-	ev.KernelID = kernelID(s.cfg.ConnFile)
+	ev.KernelID = control.KernelID(s.cfg.ConnFile)
 	ev.Cell = s.cellOf(run)
 	ev.Memory = s.memoryStory(ev.Cell)
 	d := s.diagnose(ev)

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -97,9 +96,9 @@ func Run(cfg Config) error {
 		defer ctl.Close()
 	}
 
-	childConnFile := filepath.Join(cfg.RuntimeDir, "guard-child-"+kernelID(cfg.ConnFile)+".json")
+	childConnFile := filepath.Join(cfg.RuntimeDir, "guard-child-"+control.KernelID(cfg.ConnFile)+".json")
 	defer os.Remove(childConnFile)
-	if dir, env, err := installPyHook(cfg.RuntimeDir, kernelID(cfg.ConnFile)); err != nil {
+	if dir, env, err := installPyHook(cfg.RuntimeDir, control.KernelID(cfg.ConnFile)); err != nil {
 		cfg.Log.Printf("a crash will not show the Python stack: %v", err)
 	} else {
 		defer os.RemoveAll(dir)
@@ -286,10 +285,4 @@ func (s *Supervisor) watchParent() {
 			return
 		}
 	}
-}
-
-// kernelID is the id in Jupyter's connection file name, kernel-<id>.json.
-func kernelID(connFile string) string {
-	base := strings.TrimSuffix(filepath.Base(connFile), ".json")
-	return strings.TrimPrefix(base, "kernel-")
 }

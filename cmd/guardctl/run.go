@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -10,6 +11,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -18,8 +20,8 @@ import (
 
 	"github.com/jupyter-guard/jupyter-guard/client"
 	"github.com/jupyter-guard/jupyter-guard/client/nbexec"
+	"github.com/jupyter-guard/jupyter-guard/control"
 	"github.com/jupyter-guard/jupyter-guard/guard/config"
-	"github.com/jupyter-guard/jupyter-guard/guard/proctree"
 	"github.com/jupyter-guard/jupyter-guard/guard/units"
 	"github.com/jupyter-guard/jupyter-guard/kernelspec"
 	"github.com/jupyter-guard/jupyter-guard/notebook"
@@ -218,12 +220,12 @@ func runNotebook(args []string) error {
 	ex.Client = k.Client
 	stop.running(k)
 
-	progress := &runProgress{w: os.Stderr, total: len(nb.Cells), memory: treeRSS{guard: k.Pid()}}
+	progress := &runProgress{w: os.Stderr, total: len(nb.Cells), ledger: openLedger(k)}
 	ex.OnDone = progress.done
-	results, runErr := ex.Run(ctx)
+	_, runErr := ex.Run(ctx) // progress keeps each cell's result, with its memory
 
 	writeErr := nb.Write(output)
-	printTable(os.Stdout, results)
+	printTable(os.Stdout, progress.rows)
 	status := explainRun(runErr, stop.interrupted(), o.notebook)
 	switch {
 	case writeErr != nil:
@@ -337,57 +339,86 @@ func (s *runInterrupts) close() {
 	close(s.signals)
 }
 
-// cellMemory describes the kernel's memory after a cell, for the progress
-// line. The guard's ledger knows each cell's start, peak and growth, and
-// its control socket serves them (control.Conn.Cells, by execution count,
-// at control.SocketPath(runtime dir, the kernel id in Kernel.ConnFile));
-// the supervisor does not fill it yet. Once it does, a cellMemory reading
-// it belongs here, and peak and growth columns in printTable.
-type cellMemory interface {
-	afterCell(r nbexec.Result) (string, bool)
-}
+// ledger reads the guard's per-cell ledger of the kernel through its
+// control socket: each cell's peak and growth while it ran.
+type ledger struct{ conn *control.Conn }
 
-// treeRSS measures what the kernel holds now: the resident memory of the
-// processes under the guard, from /proc. It is not the cell's peak, and
-// pages shared between processes count once per process.
-type treeRSS struct{ guard int }
-
-func (t treeRSS) afterCell(nbexec.Result) (string, bool) {
-	pids, err := proctree.Descendants(t.guard)
-	if err != nil || len(pids) < 2 {
-		return "", false
-	}
-	total, _, err := proctree.RSS(pids[1:]) // the guard's own memory is not the kernel's
+// openLedger finds the control socket of the kernel k; nil if it cannot
+// be reached (the table then has no memory columns).
+func openLedger(k *client.Kernel) *ledger {
+	dir, err := kernelspec.RuntimeDir()
 	if err != nil {
-		return "", false
+		return nil
 	}
-	return "kernel RSS " + units.FormatBytes(total), true
+	c, err := control.Open(control.SocketPath(dir, control.KernelID(k.ConnFile)))
+	if err != nil {
+		return nil
+	}
+	return &ledger{c}
 }
 
-// runProgress writes one line per cell as it finishes.
+// cell is the ledger's entry for the cell of r, by its execution count.
+func (l *ledger) cell(r nbexec.Result) (control.Cell, bool) {
+	if l == nil || r.Cell.ExecutionCount == nil {
+		return control.Cell{}, false
+	}
+	cells, err := l.conn.Cells()
+	if err != nil {
+		return control.Cell{}, false
+	}
+	for i := len(cells) - 1; i >= 0; i-- {
+		if cells[i].ExecutionCount == *r.Cell.ExecutionCount {
+			return cells[i], true
+		}
+	}
+	return control.Cell{}, false
+}
+
+// runProgress writes one line per cell as it finishes, and keeps the
+// ledger's entry of each for the table at the end.
 type runProgress struct {
 	w      io.Writer
 	total  int
-	memory cellMemory
+	ledger *ledger
+	rows   []runRow
+}
+
+// runRow is one cell that ran, with its memory if the ledger had it.
+type runRow struct {
+	nbexec.Result
+	mem   control.Cell
+	known bool
 }
 
 func (p *runProgress) done(r nbexec.Result) {
+	row := runRow{Result: r}
+	row.mem, row.known = p.ledger.cell(r)
+	p.rows = append(p.rows, row)
 	line := fmt.Sprintf("cell %d/%d  %s  %-7s %8s", r.Index+1, p.total, cellCount(r), cellStatus(r), units.FormatDuration(r.Duration))
-	if mem, ok := p.memory.afterCell(r); ok {
-		line += fmt.Sprintf("  %-19s", mem) // padded so the code lines up
+	if row.known {
+		mem := fmt.Sprintf("peak %s, %s", units.FormatBytes(row.mem.PeakBytes), units.FormatSignedBytes(row.mem.GrowthBytes))
+		line += fmt.Sprintf("  %-24s", mem) // padded so the code lines up
 	}
 	fmt.Fprintf(p.w, "%s  %s\n", line, firstCodeLine(r.Cell.Source, 50))
 }
 
-// printTable summarises the cells that ran.
-func printTable(w io.Writer, results []nbexec.Result) {
-	if len(results) == 0 {
+// printTable summarises the cells that ran, the ones that grew memory the
+// most on top.
+func printTable(w io.Writer, rows []runRow) {
+	if len(rows) == 0 {
 		return
 	}
+	rows = slices.Clone(rows)
+	slices.SortStableFunc(rows, func(a, b runRow) int { return cmp.Compare(b.mem.GrowthBytes, a.mem.GrowthBytes) })
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "CELL\tEXEC\tSTATUS\tTIME\tCODE")
-	for _, r := range results {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", r.Index+1, cellCount(r), cellStatus(r), units.FormatDuration(r.Duration), firstCodeLine(r.Cell.Source, 60))
+	fmt.Fprintln(tw, "CELL\tEXEC\tSTATUS\tTIME\tPEAK\tGROWTH\tCODE")
+	for _, r := range rows {
+		peak, growth := "-", "-"
+		if r.known {
+			peak, growth = units.FormatBytes(r.mem.PeakBytes), units.FormatSignedBytes(r.mem.GrowthBytes)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Index+1, cellCount(r.Result), cellStatus(r.Result),
+			units.FormatDuration(r.Duration), peak, growth, firstCodeLine(r.Cell.Source, 60))
 	}
 	_ = tw.Flush() // stdout gone: nothing left to tell
 }
