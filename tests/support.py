@@ -156,6 +156,18 @@ def collect(kc, msg_id: str, timeout: float = EXEC_TIMEOUT, iopub: list[dict] | 
             return Run(reply=reply, iopub=iopub)
 
 
+def collect_iopub(kc, msg_id: str, timeout: float = EXEC_TIMEOUT) -> list[dict]:
+    """The iopub messages of request msg_id (sent by any client), up to its idle."""
+    out = []
+    while True:
+        m = kc.get_iopub_msg(timeout=timeout)
+        if m["parent_header"].get("msg_id") != msg_id:
+            continue
+        out.append(m)
+        if m["msg_type"] == "status" and m["content"]["execution_state"] == "idle":
+            return out
+
+
 def read_until_stream(kc, msg_id: str, text: str, timeout: float = EXEC_TIMEOUT) -> list[dict]:
     """Reads iopub until the request msg_id has printed text; returns the
     request's messages read so far, for collect() to continue."""

@@ -138,6 +138,10 @@ def test_raw_dealer_is_answered(victim, zctx):
     sig, h, p, md, c = frames[d + 1:d + 6]
     assert sig == sign(key, h, p, md, c)
     assert json.loads(h)["msg_type"] == "kernel_info_reply"
+    # The frames are ipykernel's own bytes (Python's json.dumps layout, with
+    # ", " and ": "), not a re-encoding by the proxy.
+    for frame in (h, p, c):
+        assert frame == json.dumps(json.loads(frame), ensure_ascii=False).encode(), frame[:200]
     assert json.loads(c)["language_info"]["name"] == "python"
 
 

@@ -18,7 +18,7 @@ import pytest
 import zmq
 from jupyter_client import BlockingKernelClient
 
-from support import EXEC_TIMEOUT, Run, check_parentage, collect, drain_iopub, request
+from support import EXEC_TIMEOUT, Run, check_parentage, collect, collect_iopub, drain_iopub, request
 
 
 def both(plain, guarded, code: str, **kwargs) -> tuple[Run, Run]:
@@ -382,9 +382,8 @@ def test_two_clients_on_one_kernel(guarded):
         assert prompts == ["second? "]
         # The first client saw the second one's cell on iopub, but no
         # input_request and no reply of the second's.
-        seen = drain_iopub(guarded.kc)
-        mine = [m for m in seen if m["parent_header"].get("msg_id") == reply["parent_header"]["msg_id"]]
-        assert "second: from the second client\n" in [m["content"].get("text") for m in mine]
+        theirs = collect_iopub(guarded.kc, reply["parent_header"]["msg_id"])
+        assert "second: from the second client\n" in [m["content"].get("text") for m in theirs]
         with pytest.raises(queue.Empty):
             guarded.kc.get_stdin_msg(timeout=0.5)
         with pytest.raises(queue.Empty):
