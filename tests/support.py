@@ -27,9 +27,6 @@ KNOWN_BUGS = {
         "a peer that completes the ZMTP handshake and then announces a 2**62-byte frame makes zmq4 "
         "panic (makeslice: len out of range, zmq4 conn.go:416) and the proxy dies with its kernel; "
         "ipykernel itself survives the same bytes"),
-    "no-busy-for-queued-cell": (
-        "when the kernel dies, a cell it had received but not started gets an error and idle "
-        "on iopub but no busy before them"),
 }
 
 
@@ -130,7 +127,14 @@ def collect(kc, msg_id: str, timeout: float = EXEC_TIMEOUT, iopub: list[dict] | 
     messages until idle (appended to those already read), then its reply.
     Messages of other requests are skipped. With alive, a dead kernel
     process fails the wait at once instead of at the timeout."""
-    iopub = [] if iopub is None else iopub
+    return collect_all(kc, {msg_id: iopub or []}, timeout, alive)[msg_id]
+
+
+def collect_all(kc, requests: dict[str, list[dict]], timeout: float = EXEC_TIMEOUT,
+                alive: Callable[[], bool] | None = None) -> dict[str, Run]:
+    """collect() for several requests at once (msg_id → iopub messages read
+    so far), for cells that run concurrently or queue behind each other:
+    collecting them one after the other would skip the others' messages."""
     deadline = time.monotonic() + timeout
 
     def get(channel):
@@ -141,19 +145,24 @@ def collect(kc, msg_id: str, timeout: float = EXEC_TIMEOUT, iopub: list[dict] | 
                 if alive is not None and not alive():
                     raise AssertionError(f"the kernel process died while waiting on {channel}") from None
                 if time.monotonic() > deadline:
-                    raise TimeoutError(f"no {channel} message for request {msg_id} in {timeout}s") from None
+                    raise TimeoutError(f"no {channel} message for requests {sorted(requests)} in {timeout}s") from None
 
-    while True:
+    iopub = {msg_id: list(seen) for msg_id, seen in requests.items()}
+    waiting = set(requests)
+    while waiting:
         m = get("iopub")
-        if m["parent_header"].get("msg_id") != msg_id:
+        msg_id = m["parent_header"].get("msg_id")
+        if msg_id not in iopub:
             continue
-        iopub.append(m)
+        iopub[msg_id].append(m)
         if m["msg_type"] == "status" and m["content"]["execution_state"] == "idle":
-            break
-    while True:
+            waiting.discard(msg_id)
+    replies: dict[str, dict] = {}
+    while len(replies) < len(requests):
         reply = get("shell")
-        if reply["parent_header"].get("msg_id") == msg_id:
-            return Run(reply=reply, iopub=iopub)
+        if reply["parent_header"].get("msg_id") in requests:
+            replies[reply["parent_header"]["msg_id"]] = reply
+    return {msg_id: Run(reply=replies[msg_id], iopub=iopub[msg_id]) for msg_id in requests}
 
 
 def collect_iopub(kc, msg_id: str, timeout: float = EXEC_TIMEOUT) -> list[dict]:
