@@ -166,7 +166,7 @@ def test_bad_message_is_dropped(victim, zctx, tmp_path, channel, case):
     s.close()
 
 
-def test_duplicate_messages_in_a_row(victim, zctx):
+def test_many_bad_messages_in_a_row(victim, zctx):
     """Many bad messages in a row on one connection: one line each, and the
     same connection then carries a good request."""
     s = dealer(zctx, victim, "shell")
