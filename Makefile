@@ -3,8 +3,8 @@
 #   make build   bin/guardctl
 #   make test    go vet, the Go unit tests of every package, then the pytest
 #                integration suite against bin/guardctl; both summaries are
-#                repeated at the end. Needs .venv and .venv-ipykernel6, which
-#                `bash .ci/run` creates from requirements/.
+#                repeated at the end. Creates the test environments .venv and
+#                .venv-ipykernel6 from requirements/ first (scripts/test-venvs).
 
 SHELL := bash
 GO ?= go
@@ -14,24 +14,19 @@ PYTEST_ARGS ?=
 # A Go package whose tests run this long is hung: fail it, keep CI short.
 GO_TEST_FLAGS ?= -timeout=5m
 
-.PHONY: build test check-venv
+.PHONY: build test venvs
 
 build:
 	$(GO) build -o bin/guardctl ./cmd/guardctl
 
-check-venv:
-	@for py in $(VENV)/bin/python $(CURDIR)/.venv-ipykernel6/bin/python; do \
-		if [[ ! -x $$py ]]; then \
-			echo "make test: $$py is missing; run 'bash .ci/run' once to create the test environments" >&2; \
-			exit 1; \
-		fi; \
-	done
+venvs:
+	@scripts/test-venvs
 
 # Every step runs even when an earlier one fails, so one run shows all the
 # failures; the exit status is non-zero if any step failed. go test's
 # per-package lines and pytest's closing line are printed again at the end,
 # pytest's last, so neither scrolls out of sight.
-test: build check-venv
+test: build venvs
 	@status=0; mkdir -p bin; \
 	echo "== go vet ./..."; \
 	$(GO) vet ./... || status=1; \
