@@ -30,14 +30,48 @@ const MaxActions = 4
 // Done is what the guard already did in the running cell.
 type Done struct {
 	Warned bool
-	Acted  int // pauses, interrupts or alerts
+	// Acted is the number of the next action line: the pauses, interrupts
+	// or alerts so far, moved on to the last line by a thaw.
+	Acted int
+}
+
+// Kinds of actions besides the Acts, as the ledger records them.
+const (
+	// Thawed: the kernel was thawed for an interrupt, a restart or a
+	// shutdown. No line is left in the cell: the thawed kernel runs on
+	// until the interrupt lands, after the C call it is in returns (a 64 MiB
+	// array is finished first), and pausing it meanwhile would trap the
+	// interrupt in a stopped process, the user's one way out.
+	Thawed = "thaw"
+	// Resumed: the user let the paused cell go on; the next line holds.
+	Resumed = "resume"
+)
+
+// Tally folds the kinds of the actions taken in a cell, oldest first, into
+// what Decide needs to know.
+func Tally(kinds []string) Done {
+	var d Done
+	for _, k := range kinds {
+		switch k {
+		case Warn.String():
+			d.Warned = true
+		case Pause.String(), Interrupt.String(), Alert.String():
+			d.Acted++
+		case Thawed:
+			d.Acted = MaxActions
+		}
+	}
+	return d
 }
 
 // Input is one measurement of the running cell, on the budget's figure.
 type Input struct {
 	Used  uint64 // now
 	Start uint64 // when the cell started
-	// Rate is the recent growth in bytes per second (negative: shrinking).
+	// Rate is the growth in bytes per second, smoothed over about a second
+	// (negative: shrinking). The rate over the last interval alone would
+	// read a cell that allocates in blocks as growing at the page-fault
+	// speed of one block, and predict lines it is far from.
 	Rate float64
 	// Horizon is how long until the guard sees the next measurement.
 	Horizon time.Duration
@@ -50,24 +84,77 @@ type Decision struct {
 	Line uint64 // the threshold crossed (or about to be)
 }
 
-// Decide applies the rules of the package comment.
-func Decide(b Budget, in Input) Decision {
-	if line, ok := Line(b, in.Done.Acted); ok && crossed(b, in, line, true) {
-		return Decision{Act: action(b.Action), Line: line}
+// Reaction is the time the guard allows itself from a measurement to a
+// stopped tree: a wake-up, a sample, the SIGSTOPs, and, on a loaded
+// machine, waiting for a CPU, which takes tens of milliseconds at times on
+// two busy cores. A cell growing at 4 GB/s covers 80 MB in that time.
+const Reaction = 20 * time.Millisecond
+
+// Margin is how far below an action line the guard acts on a cell growing
+// at rate whose next measurement comes within horizon.
+func Margin(rate float64, horizon time.Duration) uint64 {
+	if rate <= 0 {
+		return 0
 	}
-	if !in.Done.Warned && in.Done.Acted == 0 && crossed(b, in, b.Warn, false) {
-		return Decision{Act: Warn, Line: b.Warn}
-	}
-	return Decision{}
+	return uint64(rate * (horizon + Reaction).Seconds())
 }
 
-// Next is the next line that would make the guard act, for the sampler to
-// pace itself and arm pushed thresholds; false when none is left.
-func Next(b Budget, d Done) (uint64, bool) {
-	if !d.Warned && d.Acted == 0 {
-		return b.Warn, true
+// trigger is a usage at which Decide acts.
+type trigger struct {
+	act  Act
+	line uint64 // the threshold
+	at   uint64 // the usage that counts as reaching it
+}
+
+// triggers are where Decide acts next on the running cell: the warning,
+// then the action line. A line the cell started beyond counts only once
+// the cell has grown by Slack, and is not predicted.
+func triggers(b Budget, in Input) []trigger {
+	var ts []trigger
+	if !in.Done.Warned && in.Done.Acted == 0 {
+		at := b.Warn
+		if in.Start >= b.Warn {
+			at = in.Start + Slack(b)
+		}
+		ts = append(ts, trigger{Warn, b.Warn, at})
 	}
-	return Line(b, d.Acted)
+	if line, ok := Line(b, in.Done.Acted); ok {
+		// Never before the warning line: it is as early as the user agreed
+		// to be stopped.
+		at := max(line-min(line, Margin(in.Rate, in.Horizon)), b.Warn)
+		if in.Start >= line {
+			at = in.Start + Slack(b)
+		}
+		ts = append(ts, trigger{action(b.Action), line, at})
+	}
+	return ts
+}
+
+// Decide applies the rules of the package comment: what to do now, in
+// order. A cell that grows fast reaches the warning and the action in one
+// measurement: it gets both, the warning first.
+func Decide(b Budget, in Input) []Decision {
+	var ds []Decision
+	for _, t := range triggers(b, in) {
+		if in.Used >= t.at {
+			ds = append(ds, Decision{Act: t.act, Line: t.line})
+		}
+	}
+	return ds
+}
+
+// Headroom is how much the cell can grow before Decide acts; false when
+// nothing is left that would make it act. The sampler paces itself on it
+// and arms pushed thresholds at Used + Headroom.
+func Headroom(b Budget, in Input) (uint64, bool) {
+	var room uint64
+	found := false
+	for _, t := range triggers(b, in) {
+		if t.at > in.Used && (!found || t.at-in.Used < room) {
+			room, found = t.at-in.Used, true
+		}
+	}
+	return room, found
 }
 
 // Line is the action line after acted actions: the pause threshold, then
@@ -88,23 +175,6 @@ func Line(b Budget, acted int) (uint64, bool) {
 // Slack is how much a cell must add before a line it started beyond counts
 // for it: an eighth of the gap between warning and pause.
 func Slack(b Budget) uint64 { return (b.Pause - b.Warn) / 8 }
-
-// crossed tells whether the cell is at line, or (predict) will be within
-// the horizon at its recent rate, and whether the line is the cell's to
-// answer for.
-func crossed(b Budget, in Input, line uint64, predict bool) bool {
-	ours := in.Start < line || in.Used >= in.Start+Slack(b)
-	if !ours {
-		return false
-	}
-	if in.Used >= line {
-		return true
-	}
-	if !predict || in.Rate <= 0 {
-		return false
-	}
-	return float64(in.Used)+in.Rate*in.Horizon.Seconds() >= float64(line)
-}
 
 func action(a config.Action) Act {
 	switch a {

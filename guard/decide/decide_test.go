@@ -1,6 +1,7 @@
 package decide
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -19,42 +20,48 @@ func TestDecide(t *testing.T) {
 		name   string
 		action config.Action
 		in     Input
-		want   Decision
+		want   []Decision
 	}{
-		{"far below", config.Pause, Input{Used: 100 * mib, Start: 50 * mib, Rate: gbps, Horizon: time.Millisecond}, Decision{}},
-		{"warn line reached", config.Pause, Input{Used: 800 * mib, Start: 100 * mib}, Decision{Warn, 800 * mib}},
-		{"warned once already", config.Pause, Input{Used: 900 * mib, Start: 100 * mib, Done: Done{Warned: true}}, Decision{}},
-		{"no warning is predicted", config.Pause, Input{Used: 790 * mib, Start: 100 * mib, Rate: gbps, Horizon: 20 * time.Millisecond}, Decision{}},
-		{"pause line reached", config.Pause, Input{Used: 950 * mib, Start: 100 * mib, Done: Done{Warned: true}}, Decision{Pause, 950 * mib}},
-		{"pause without a warning first", config.Pause, Input{Used: 960 * mib, Start: 100 * mib}, Decision{Pause, 950 * mib}},
+		{"far below", config.Pause, Input{Used: 100 * mib, Start: 50 * mib, Rate: gbps, Horizon: time.Millisecond}, nil},
+		{"warn line reached", config.Pause, Input{Used: 800 * mib, Start: 100 * mib}, []Decision{{Warn, 800 * mib}}},
+		{"warned once already", config.Pause, Input{Used: 900 * mib, Start: 100 * mib, Done: Done{Warned: true}}, nil},
+		{"no warning is predicted", config.Pause, Input{Used: 790 * mib, Start: 100 * mib, Rate: gbps, Horizon: 20 * time.Millisecond}, nil},
+		{"pause line reached", config.Pause, Input{Used: 950 * mib, Start: 100 * mib, Done: Done{Warned: true}}, []Decision{{Pause, 950 * mib}}},
+		{"warning and pause at once", config.Pause, Input{Used: 960 * mib, Start: 100 * mib}, []Decision{{Warn, 800 * mib}, {Pause, 950 * mib}}},
+		{"too fast for the margin, not yet at the warning line", config.Pause,
+			Input{Used: 700 * mib, Start: 100 * mib, Rate: 14 * gbps, Horizon: 2 * time.Millisecond}, nil},
+		{"too fast for the margin: paused at the warning line", config.Pause,
+			Input{Used: 800 * mib, Start: 100 * mib, Rate: 14 * gbps, Horizon: 2 * time.Millisecond},
+			[]Decision{{Warn, 800 * mib}, {Pause, 950 * mib}}},
 		{"pause predicted within the horizon", config.Pause,
 			Input{Used: 945 * mib, Start: 100 * mib, Rate: 1.6 * gbps, Horizon: 5 * time.Millisecond, Done: Done{Warned: true}},
-			Decision{Pause, 950 * mib}},
+			[]Decision{{Pause, 950 * mib}}},
 		{"pause not yet predicted", config.Pause,
-			Input{Used: 940 * mib, Start: 100 * mib, Rate: 1.6 * gbps, Horizon: 5 * time.Millisecond, Done: Done{Warned: true}},
-			Decision{}},
+			Input{Used: 900 * mib, Start: 100 * mib, Rate: 1.6 * gbps, Horizon: 5 * time.Millisecond, Done: Done{Warned: true}},
+			nil},
 		{"shrinking is not predicted", config.Pause,
-			Input{Used: 949 * mib, Start: 100 * mib, Rate: -gbps, Horizon: time.Second, Done: Done{Warned: true}}, Decision{}},
-		{"interrupt action", config.Interrupt, Input{Used: 951 * mib, Start: 100 * mib}, Decision{Interrupt, 950 * mib}},
-		{"warn action alerts at the pause line", config.Warn, Input{Used: 951 * mib, Start: 100 * mib}, Decision{Alert, 950 * mib}},
+			Input{Used: 949 * mib, Start: 100 * mib, Rate: -gbps, Horizon: time.Second, Done: Done{Warned: true}}, nil},
+		{"interrupt action", config.Interrupt, Input{Used: 951 * mib, Start: 100 * mib, Done: Done{Warned: true}}, []Decision{{Interrupt, 950 * mib}}},
+		{"warn action alerts at the pause line", config.Warn, Input{Used: 951 * mib, Start: 100 * mib, Done: Done{Warned: true}}, []Decision{{Alert, 950 * mib}}},
 		{"after a pause, nothing until halfway to the limit", config.Pause,
-			Input{Used: 970 * mib, Start: 100 * mib, Done: Done{Warned: true, Acted: 1}}, Decision{}},
+			Input{Used: 970 * mib, Start: 100 * mib, Done: Done{Warned: true, Acted: 1}}, nil},
 		{"after a pause, halfway to the limit", config.Pause,
-			Input{Used: 975 * mib, Start: 100 * mib, Done: Done{Warned: true, Acted: 1}}, Decision{Pause, 975 * mib}},
+			Input{Used: 975 * mib, Start: 100 * mib, Done: Done{Warned: true, Acted: 1}}, []Decision{{Pause, 975 * mib}}},
 		{"no warning after an action", config.Pause,
-			Input{Used: 960 * mib, Start: 100 * mib, Done: Done{Acted: 1}}, Decision{}},
-		{"third line", config.Interrupt, Input{Used: 990 * mib, Start: 100 * mib, Done: Done{Acted: 2}}, Decision{Interrupt, 987.5 * mib}},
-		{"lines run out", config.Pause, Input{Used: 999 * mib, Start: 100 * mib, Done: Done{Acted: MaxActions}}, Decision{}},
-		{"started past the warn line, grew little", config.Pause, Input{Used: 830 * mib, Start: 820 * mib}, Decision{}},
-		{"started past the warn line, grew by the slack", config.Pause, Input{Used: 840 * mib, Start: 820 * mib}, Decision{Warn, 800 * mib}},
+			Input{Used: 960 * mib, Start: 100 * mib, Done: Done{Acted: 1}}, nil},
+		{"third line", config.Interrupt, Input{Used: 990 * mib, Start: 100 * mib, Done: Done{Acted: 2}}, []Decision{{Interrupt, 987.5 * mib}}},
+		{"lines run out", config.Pause, Input{Used: 999 * mib, Start: 100 * mib, Done: Done{Acted: MaxActions}}, nil},
+		{"started past the warn line, grew little", config.Pause, Input{Used: 830 * mib, Start: 820 * mib}, nil},
+		{"started past the warn line, grew by the slack", config.Pause, Input{Used: 840 * mib, Start: 820 * mib}, []Decision{{Warn, 800 * mib}}},
 		{"started past the pause line, grew little", config.Pause,
-			Input{Used: 960 * mib, Start: 955 * mib, Rate: gbps, Horizon: time.Second}, Decision{}},
-		{"started past the pause line, grew by the slack", config.Pause, Input{Used: 975 * mib, Start: 955 * mib}, Decision{Pause, 950 * mib}},
+			Input{Used: 960 * mib, Start: 955 * mib, Rate: gbps, Horizon: time.Second}, nil},
+		{"started past the pause line, grew by the slack", config.Pause, Input{Used: 975 * mib, Start: 955 * mib},
+			[]Decision{{Warn, 800 * mib}, {Pause, 950 * mib}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := Decide(budget(tt.action), tt.in); got != tt.want {
-				t.Errorf("Decide = %v at %d MiB, want %v at %d MiB", got.Act, got.Line/mib, tt.want.Act, tt.want.Line/mib)
+			if got := Decide(budget(tt.action), tt.in); !slices.Equal(got, tt.want) {
+				t.Errorf("Decide = %v, want %v", got, tt.want)
 			}
 		})
 	}
@@ -88,20 +95,53 @@ func TestLineStopsWhenPauseIsTheLimit(t *testing.T) {
 	}
 }
 
-func TestNext(t *testing.T) {
+func TestHeadroom(t *testing.T) {
+	const gbps = 1 << 30
 	b := budget(config.Pause)
 	for _, tt := range []struct {
-		done Done
-		want uint64
+		name string
+		in   Input
+		want float64 // MiB
 		ok   bool
 	}{
-		{Done{}, 800 * mib, true},
-		{Done{Warned: true}, 950 * mib, true},
-		{Done{Acted: 1}, 975 * mib, true},
-		{Done{Warned: true, Acted: MaxActions}, 0, false},
+		{"to the warn line", Input{Used: 100 * mib, Start: 100 * mib}, 700, true},
+		{"to the pause line", Input{Used: 900 * mib, Start: 100 * mib, Done: Done{Warned: true}}, 50, true},
+		// 1 GiB/s for 20 ms (Reaction) is 20.48 MiB of margin.
+		{"to the pause line's margin", Input{Used: 900 * mib, Start: 100 * mib, Rate: gbps, Done: Done{Warned: true}}, 29.52, true},
+		{"to the next line after a pause", Input{Used: 960 * mib, Start: 100 * mib, Done: Done{Warned: true, Acted: 1}}, 15, true},
+		{"started past both lines", Input{Used: 960 * mib, Start: 955 * mib}, 13.75, true},
+		{"no line left", Input{Used: 960 * mib, Start: 100 * mib, Done: Done{Acted: MaxActions}}, 0, false},
 	} {
-		if got, ok := Next(b, tt.done); got != tt.want || ok != tt.ok {
-			t.Errorf("Next(%+v) = %d MiB %v, want %d MiB %v", tt.done, got/mib, ok, tt.want/mib, tt.ok)
+		got, ok := Headroom(b, tt.in)
+		if ok != tt.ok || float64(got)/mib < tt.want-0.01 || float64(got)/mib > tt.want+0.01 {
+			t.Errorf("%s: Headroom = %.2f MiB %v, want %.2f MiB %v", tt.name, float64(got)/mib, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+func TestMargin(t *testing.T) {
+	if got := Margin(-1, time.Second); got != 0 {
+		t.Errorf("Margin of a shrinking cell = %d", got)
+	}
+	if got := Margin(1.6e9, 5*time.Millisecond); got != 40e6 {
+		t.Errorf("Margin(1.6 GB/s, 5 ms) = %d, want 1.6 GB/s for 25 ms", got)
+	}
+}
+
+func TestTally(t *testing.T) {
+	for _, tt := range []struct {
+		kinds []string
+		want  Done
+	}{
+		{nil, Done{}},
+		{[]string{"warn"}, Done{Warned: true}},
+		{[]string{"warn", "pause", "resume"}, Done{Warned: true, Acted: 1}},
+		{[]string{"warn", "pause", "resume", "pause"}, Done{Warned: true, Acted: 2}},
+		{[]string{"warn", "pause", "thaw"}, Done{Warned: true, Acted: MaxActions}},
+		{[]string{"interrupt", "alert"}, Done{Acted: 2}},
+	} {
+		if got := Tally(tt.kinds); got != tt.want {
+			t.Errorf("Tally(%v) = %+v, want %+v", tt.kinds, got, tt.want)
 		}
 	}
 }

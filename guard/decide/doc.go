@@ -8,16 +8,17 @@
 //   - Act at the action line: the pause threshold first. The action is the
 //     configured one: pause the kernel, interrupt the cell, or (action=warn)
 //     an alert. A measurement counts as crossing when it is at or past the
-//     line, or when the recent growth rate would carry it there before the
-//     guard sees the next measurement (the horizon): acting one sample
-//     early beats overshooting into the OOM killer.
-//   - After each action (the user resumed or interrupted and the cell goes
-//     on growing), the next action line is halfway between the last one and
-//     the limit, for at most MaxActions lines per cell: the guard never
-//     lets a cell run into the OOM killer without one more stop, and never
-//     floods it.
+//     line, or when the cell's growth rate would carry it there before the
+//     guard sees the next measurement (the horizon) and has stopped the
+//     tree (Reaction): acting a little early beats overshooting into the
+//     OOM killer. Never before the warning line, though.
+//   - After each action (the user resumed and the cell goes on growing),
+//     the next action line is halfway between the last one and the limit,
+//     for at most MaxActions lines per cell: the guard never lets a cell run
+//     into the OOM killer without one more stop, and never floods it. A
+//     thaw for an interrupt leaves no line (see Thawed).
 //   - Warn once per cell when the warning threshold is crossed, unless an
-//     action already spoke.
+//     action already spoke; a warning due with an action comes first.
 //   - A cell is held to a line only if it crossed it or has itself grown
 //     by a visible amount (Slack) since it started: a small cell run while
 //     memory already sits past a line is left alone.

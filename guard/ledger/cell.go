@@ -49,9 +49,9 @@ type Cell struct {
 	Actions []Action `json:"actions,omitempty"`
 
 	header   []byte
-	last     Memory
-	lastAt   time.Time
-	recent   float64 // growth rate over the last interval
+	last     Memory    // the latest measurement
+	anchor   Memory    // the measurement rates are taken from
+	anchorAt time.Time // and its time
 	measured bool
 	rated    bool
 }
@@ -71,34 +71,28 @@ func (c *Cell) Header() []byte { return c.header }
 // Last is the latest measurement while the cell ran.
 func (c *Cell) Last() Memory { return c.last }
 
-// Recent is the growth rate between the last two measurements, in bytes
-// per second: the best guess of the next moment's growth.
-func (c *Cell) Recent() float64 { return c.recent }
-
-// Did counts the actions of one kind.
-func (c *Cell) Did(kind string) int {
-	n := 0
-	for _, a := range c.Actions {
-		if a.Kind == kind {
-			n++
-		}
-	}
-	return n
-}
-
 // rateWindow is the time constant of Rate: long enough to smooth the
 // jitter of single samples, short enough to follow a cell that speeds up.
 const rateWindow = time.Second
+
+// minRateInterval is the shortest interval a rate is taken over. Samples
+// can land microseconds apart (a kick right after a timed sample); a few
+// hundred KiB of jitter over such an interval reads as a growth of
+// hundreds of GiB/s.
+const minRateInterval = time.Millisecond
 
 // observe records one measurement, counted on figure f.
 func (c *Cell) observe(m Memory, at time.Time, f Figure) {
 	if !c.measured {
 		c.measured = true
-		c.Start, c.Peak, c.last, c.lastAt = m, m, m, at
+		c.Start, c.Peak, c.last, c.anchor, c.anchorAt = m, m, m, m, at
 		return
 	}
-	if dt := at.Sub(c.lastAt); dt > 0 {
-		r := (float64(m.Of(f)) - float64(c.last.Of(f))) / dt.Seconds()
+	c.Peak = c.Peak.max(m)
+	c.last = m
+	c.Growth = int64(m.Of(f)) - int64(c.Start.Of(f))
+	if dt := at.Sub(c.anchorAt); dt >= minRateInterval {
+		r := (float64(m.Of(f)) - float64(c.anchor.Of(f))) / dt.Seconds()
 		// Irregular intervals: weigh each rate by the time it covers. The
 		// first rate is taken whole, so a cell that grows from its start is
 		// not shown growing slowly for its first second.
@@ -107,12 +101,9 @@ func (c *Cell) observe(m Memory, at time.Time, f Figure) {
 			alpha, c.rated = 1, true
 		}
 		c.Rate += alpha * (r - c.Rate)
-		c.recent = r
 		c.Fastest = max(c.Fastest, r)
+		c.anchor, c.anchorAt = m, at
 	}
-	c.Peak = c.Peak.max(m)
-	c.last, c.lastAt = m, at
-	c.Growth = int64(m.Of(f)) - int64(c.Start.Of(f))
 }
 
 // firstLine is the first non-blank line of code.

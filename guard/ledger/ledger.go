@@ -12,6 +12,11 @@ type Ledger struct {
 	capacity int
 	cells    []*Cell // oldest first
 	byID     map[string]*Cell
+	// last is the latest measurement of the kernel, taken in or between
+	// cells, at lastAt; seen says there is one.
+	last   Memory
+	lastAt time.Time
+	seen   bool
 }
 
 // Capacity is how many cells a ledger keeps by default: enough for a long
@@ -43,10 +48,18 @@ func (l *Ledger) Request(id string, header []byte, code string, at time.Time) {
 	c.Requested = at
 }
 
-// Start marks the cell running in kernel (a pid) as of at.
+// Start marks the cell running in kernel (a pid) as of at. Its Start is
+// the kernel's latest measurement, if there is one: the end of the cell
+// before, or the kernel's first. The first measurement after the start
+// comes too late for a cell that grows at once. Its rate is taken from the
+// time of that measurement: growth between cells is spread over the idle
+// time instead of being read as a burst.
 func (l *Ledger) Start(id string, kernel int, at time.Time) {
 	c := l.cell(id)
 	c.State, c.Started, c.Kernel = Running, at, kernel
+	if l.seen {
+		c.observe(l.last, l.lastAt, l.counted)
+	}
 }
 
 // Count records the execution count the kernel gave the cell.
@@ -67,6 +80,7 @@ func (l *Ledger) Finish(id string, at time.Time) {
 // Observe records a measurement taken at at for every running cell, and
 // ends every finishing one with it.
 func (l *Ledger) Observe(m Memory, at time.Time) {
+	l.last, l.lastAt, l.seen = m, at, true
 	for _, c := range l.cells {
 		switch c.State {
 		case Running:
@@ -85,8 +99,10 @@ func (l *Ledger) Act(id string, a Action) {
 	}
 }
 
-// Lose ends every cell that has not finished: its kernel is gone.
+// Lose ends every cell that has not finished: its kernel is gone, and so is
+// its latest measurement.
 func (l *Ledger) Lose() {
+	l.seen = false
 	for _, c := range l.cells {
 		if c.State != Done {
 			c.State = Lost

@@ -50,9 +50,6 @@ func TestCellLife(t *testing.T) {
 	if got := c.Fastest; got != 1000*mib {
 		t.Errorf("Fastest = %.0f, want 100 MiB in 100 ms = %d", got, 1000*mib)
 	}
-	if c.Recent() != -10*mib/0.05 {
-		t.Errorf("Recent = %.0f, want -10 MiB in 50 ms", c.Recent())
-	}
 }
 
 func (m Memory) isZero() bool { return m == Memory{} }
@@ -165,8 +162,8 @@ func TestBounded(t *testing.T) {
 func TestTopGrowth(t *testing.T) {
 	l := New(Tree, 0)
 	run := func(id string, kernel int, from, to uint64) {
+		l.Observe(Memory{Tree: from}, at(0)) // between cells
 		l.Start(id, kernel, at(0))
-		l.Observe(Memory{Tree: from}, at(0))
 		l.Finish(id, at(1))
 		l.Observe(Memory{Tree: to}, at(1))
 	}
@@ -199,8 +196,8 @@ func TestActions(t *testing.T) {
 	l.Act("a", Action{Time: at(3), Kind: "pause", Used: 3})
 	l.Act("missing", Action{Kind: "warn"})
 	c, _ := l.Get("a")
-	if c.Did("pause") != 2 || c.Did("warn") != 1 || c.Did("interrupt") != 0 {
-		t.Errorf("Did: %+v", c.Actions)
+	if len(c.Actions) != 3 || c.Actions[2].Kind != "pause" || c.Actions[2].Used != 3 {
+		t.Errorf("actions: %+v", c.Actions)
 	}
 	// A snapshot does not change with the ledger.
 	l.Act("a", Action{Kind: "resume"})
@@ -225,5 +222,46 @@ func TestSnapshotIsJSON(t *testing.T) {
 	}
 	if strings.Contains(string(data), `"end"`) || strings.Contains(string(data), "header") {
 		t.Errorf("JSON shows an unset end or the raw header:\n%s", data)
+	}
+}
+
+func TestStartTakesTheLatestMeasurement(t *testing.T) {
+	l := New(Tree, 0)
+	l.Start("first", 1, at(0)) // no measurement yet: the first one counts
+	l.Observe(Memory{Tree: 100 * mib}, at(5))
+	l.Finish("first", at(10))
+	l.Observe(Memory{Tree: 120 * mib}, at(12))
+	l.Start("fast", 1, at(1000)) // grows before the next sample lands
+	l.Observe(Memory{Tree: 220 * mib}, at(1010))
+	l.Finish("fast", at(1011))
+	l.Observe(Memory{Tree: 220 * mib}, at(1012))
+	first, _ := l.Get("first")
+	fast, _ := l.Get("fast")
+	if first.Start.Tree != 100*mib || first.Growth != 20*mib {
+		t.Errorf("first cell: start %d MiB, growth %d MiB", first.Start.Tree/mib, first.Growth/mib)
+	}
+	// Its rate runs from the last measurement, 12 ms in, to 1010 ms.
+	if fast.Start.Tree != 120*mib || fast.Growth != 100*mib || fast.Fastest != 100*mib/0.998 {
+		t.Errorf("fast cell: start %d MiB, growth %d MiB, fastest %.0f MiB/s", fast.Start.Tree/mib, fast.Growth/mib, fast.Fastest/mib)
+	}
+	l.Lose()
+	l.Start("new kernel", 2, at(2000))
+	if c, _ := l.Get("new kernel"); c.Start.Tree != 0 {
+		t.Error("a new kernel's cell started from the old kernel's memory")
+	}
+}
+
+func TestNoRateOverATinyInterval(t *testing.T) {
+	l := New(Tree, 0)
+	l.Start("a", 1, at(0))
+	l.Observe(Memory{Tree: 100 * mib}, at(0))
+	l.Observe(Memory{Tree: 101 * mib}, t0.Add(20*time.Microsecond))
+	c, _ := l.Get("a")
+	if c.Fastest != 0 || c.Rate != 0 || c.Last().Tree != 101*mib || c.Growth != mib {
+		t.Errorf("after 20 µs: fastest %.0f, rate %.0f, last %d, growth %d", c.Fastest, c.Rate, c.Last().Tree, c.Growth)
+	}
+	l.Observe(Memory{Tree: 102 * mib}, at(2))
+	if c, _ = l.Get("a"); c.Rate != 2*mib/0.002 {
+		t.Errorf("rate over 2 ms from the last anchor = %.0f, want 2 MiB / 2 ms", c.Rate)
 	}
 }

@@ -57,9 +57,9 @@ func Paused(f Facts) string {
 	}
 	return lines(
 		head,
-		"  "+f.usage()+", pause line "+size(f.Line)+";",
-		"  "+f.growth()+". Left running, the kernel would be killed by the OOM killer and its variables lost.",
-		"Choose one:",
+		"  "+f.usage()+";",
+		"  "+f.reached("pause")+".",
+		"Left running, the kernel would be killed by the OOM killer and its variables lost. Choose one:",
 		"  Interrupt (■, or Kernel > Interrupt): ends this cell; the kernel and its variables survive.",
 		"  guardctl resume: "+resume,
 		"  Restart the kernel: gives all its memory back; its variables are lost.",
@@ -70,8 +70,8 @@ func Paused(f Facts) string {
 func Interrupted(f Facts) string {
 	return lines(
 		"jupyter-guard interrupted this cell to save the kernel from running out of memory.",
-		"  "+f.usage()+", interrupt line "+size(f.Line)+";",
-		"  "+f.growth()+".",
+		"  "+f.usage()+";",
+		"  "+f.reached("interrupt")+".",
 		"The kernel and its variables are kept. Free memory (del big variables) or work in smaller pieces before running it again.",
 	)
 }
@@ -82,7 +82,7 @@ func Alert(f Facts) string {
 	return lines(
 		"jupyter-guard: memory critical: the kernel is about to run out of memory.",
 		"  "+f.usage()+";",
-		"  "+f.growth()+".",
+		"  "+f.reached("pause")+".",
 		"At "+size(f.Budget)+" the OOM killer kills the kernel and its variables are lost: interrupt the cell (■) now to keep them.",
 		"(JUPYTER_GUARD_ACTION=warn: jupyter-guard only warns.)",
 	)
@@ -118,20 +118,39 @@ func percent(part, whole uint64) string {
 
 // growth is e.g. "this cell has added 1.1 GiB, growing at 1.6 GiB/s".
 func (f Facts) growth() string {
-	var s string
+	if f.growing() {
+		return f.added() + ", growing at " + size(uint64(f.Rate)) + "/s"
+	}
+	return f.added() + ", and is not growing now"
+}
+
+// reached says how the cell came to the line of an action: "…, and
+// reached the pause line (1.4 GiB)", or, for a cell paused ahead of it
+// because it grows faster than the guard can react, "…: too fast to wait
+// for the pause line (1.4 GiB)".
+func (f Facts) reached(kind string) string {
+	s := f.added()
+	if f.growing() {
+		s += ", growing at " + size(uint64(f.Rate)) + "/s"
+	}
+	if f.Used < f.Line {
+		return s + ": too fast to wait for the " + kind + " line (" + size(f.Line) + ")"
+	}
+	return s + ", and reached the " + kind + " line (" + size(f.Line) + ")"
+}
+
+func (f Facts) added() string {
 	switch {
 	case f.Growth > 0:
-		s = "this cell has added " + size(uint64(f.Growth))
+		return "this cell has added " + size(uint64(f.Growth))
 	case f.Growth < 0:
-		s = "this cell has freed " + size(uint64(-f.Growth))
-	default:
-		s = "this cell has added nothing yet"
+		return "this cell has freed " + size(uint64(-f.Growth))
 	}
-	if f.Rate >= 1<<20 {
-		return s + ", growing at " + size(uint64(f.Rate)) + "/s"
-	}
-	return s + ", and is not growing now"
+	return "this cell has added nothing yet"
 }
+
+// growing: below 1 MiB/s the rate is measurement noise.
+func (f Facts) growing() bool { return f.Rate >= 1<<20 }
 
 func subject(f ledger.Figure) string {
 	switch f {

@@ -40,6 +40,8 @@ func TestGolden(t *testing.T) {
 	interrupted.Action = config.Interrupt
 	resumed := paused
 	resumed.Used = 1470 * mib
+	early := paused
+	early.Used, early.Growth, early.Rate = 1180*mib, 1150*mib, 13.6*gib
 
 	for name, text := range map[string]string{
 		"warning":                Warning(cgroupFacts),
@@ -47,6 +49,7 @@ func TestGolden(t *testing.T) {
 		"warning-host-warn":      Warning(host),
 		"paused":                 Paused(paused),
 		"paused-again-last":      Paused(again),
+		"paused-early":           Paused(early),
 		"interrupted":            Interrupted(interrupted),
 		"alert":                  Alert(alert),
 		"resumed":                Resumed(resumed),

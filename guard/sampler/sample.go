@@ -38,9 +38,11 @@ type Sample struct {
 	// it was read.
 	Cgroup    cgroup.Usage
 	HasCgroup bool
-	// Host is the machine's used memory, if asked for (Options.Host).
+	// Host is the machine's used memory.
 	Host uint64
-	// GPU is the memory the tree holds on GPUs, if a meter is set.
+	// GPU is the memory the tree holds on GPUs, if a meter is set. It is
+	// measured with each scan of the tree and repeated in between: it is
+	// recorded, not guarded, and NVML calls are slow.
 	GPU uint64
 	// Armed says pushed usage thresholds are in place (cgroup v1): the
 	// kernel will wake the sampler when the cgroup's usage crosses one.
@@ -48,11 +50,6 @@ type Sample struct {
 	Woken Wake
 	// Cost is how long the measurement took.
 	Cost time.Duration
-}
-
-// GPUMeter measures the GPU memory a set of processes holds.
-type GPUMeter interface {
-	Used(pids []int) (uint64, error)
 }
 
 // treeMaxAge is how long a scan of the tree is reused. A full scan reads
@@ -64,6 +61,7 @@ const treeMaxAge = 250 * time.Millisecond
 // measure takes one sample of t.
 func (s *Sampler) measure(t *target, why Wake) Sample {
 	now := time.Now()
+	var err error
 	if why == Kicked || now.Sub(t.scanned) >= treeMaxAge || len(t.pids) == 0 {
 		pids, err := s.opts.Tree(t.root)
 		if err != nil {
@@ -71,9 +69,13 @@ func (s *Sampler) measure(t *target, why Wake) Sample {
 		} else {
 			t.pids, t.scanned = pids, now
 		}
+		if s.opts.GPU != nil {
+			if t.gpu, err = s.opts.GPU(t.pids); err != nil {
+				t.complain(s.log, "measure GPU memory", err)
+			}
+		}
 	}
-	smp := Sample{Time: now, Root: t.root, Pids: t.pids, Woken: why}
-	var err error
+	smp := Sample{Time: now, Root: t.root, Pids: t.pids, GPU: t.gpu, Woken: why}
 	if smp.Tree, err = s.opts.RSS(t.pids); err != nil {
 		t.complain(s.log, "measure the tree's RSS", err)
 	}
@@ -84,15 +86,8 @@ func (s *Sampler) measure(t *target, why Wake) Sample {
 			smp.HasCgroup = true
 		}
 	}
-	if s.opts.Host {
-		if smp.Host, err = hostUsed(); err != nil {
-			t.complain(s.log, "read the host's memory", err)
-		}
-	}
-	if s.opts.GPU != nil {
-		if smp.GPU, err = s.opts.GPU.Used(t.pids); err != nil {
-			t.complain(s.log, "measure GPU memory", err)
-		}
+	if smp.Host, err = hostUsed(); err != nil {
+		t.complain(s.log, "read the host's memory", err)
 	}
 	smp.Armed = t.armed != nil
 	smp.Cost = time.Since(now)

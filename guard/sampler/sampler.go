@@ -21,10 +21,9 @@ type Options struct {
 	Tree func(root int) ([]int, error)
 	// RSS is the resident memory of a set of processes.
 	RSS func(pids []int) (uint64, error)
-	// Host asks for the machine's used memory in every sample.
-	Host bool
-	GPU  GPUMeter
-	Log  *log.Logger
+	// GPU is the GPU memory of a set of processes; nil: none measured.
+	GPU func(pids []int) (uint64, error)
+	Log *log.Logger
 }
 
 // Sampler measures one kernel at a time.
@@ -48,6 +47,7 @@ type target struct {
 	armed    []uint64         // thresholds in place, nil if none
 	pids     []int
 	scanned  time.Time
+	gpu      uint64          // at the last scan
 	told     map[string]bool // errors already logged
 }
 

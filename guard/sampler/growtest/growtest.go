@@ -1,7 +1,8 @@
 // Package growtest runs a stand-in kernel for the guard's real-process tests
 // and benchmarks: a python that grows its memory on command, in its own
-// process group, whose SIGINT ends the running command and keeps the rest.
-// See grow.py for the commands.
+// process group, whose SIGINT ends the running command and keeps the rest
+// (see grow.py for the commands); and a stand-in supervisor (Frontend) that
+// puts it under a guard.
 package growtest
 
 import (
@@ -36,10 +37,10 @@ func Python(t testing.TB) string {
 
 // Proc is a running grow.py.
 type Proc struct {
-	Pid int
-	cmd *exec.Cmd
-	in  io.WriteCloser
-	out *bufio.Scanner
+	Pid   int
+	cmd   *exec.Cmd
+	in    io.WriteCloser
+	lines chan []string // its output, split into fields; closed at its end
 }
 
 // Start runs grow.py. wrap, if given, is put in front of the command line
@@ -69,7 +70,14 @@ func Start(t testing.TB, wrap func(argv ...string) []string) *Proc {
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start grow.py: %v", err)
 	}
-	p := &Proc{Pid: cmd.Process.Pid, cmd: cmd, in: in, out: bufio.NewScanner(out)}
+	p := &Proc{Pid: cmd.Process.Pid, cmd: cmd, in: in, lines: make(chan []string, 64)}
+	go func() {
+		defer close(p.lines)
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			p.lines <- strings.Fields(sc.Text())
+		}
+	}()
 	t.Cleanup(func() {
 		syscall.Kill(-p.Pid, syscall.SIGKILL)
 		in.Close()
@@ -93,15 +101,18 @@ func (p *Proc) Send(t testing.TB, command string) {
 // its fields. It fails the test if the process ends first.
 func (p *Proc) Expect(t testing.TB, word string) []string {
 	t.Helper()
-	for p.out.Scan() {
-		f := strings.Fields(p.out.Text())
+	for f := range p.lines {
 		if len(f) > 0 && f[0] == word {
 			return f[1:]
 		}
 	}
-	t.Fatalf("grow.py ended before saying %q: %v", word, p.out.Err())
+	t.Fatalf("grow.py ended before saying %q", word)
 	return nil
 }
+
+// Lines is its output, one line's fields at a time, for a test that waits
+// on something else too. It shares the lines with Expect.
+func (p *Proc) Lines() <-chan []string { return p.lines }
 
 // Pids reads the pids on a line starting with word.
 func (p *Proc) Pids(t testing.TB, word string) []int {

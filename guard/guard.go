@@ -1,0 +1,469 @@
+// Package guard keeps a Jupyter kernel from being killed for memory. The
+// supervisor reports the kernel's life and its cells; the guard samples the
+// kernel's memory while a cell runs and, as the cell nears the budget,
+// warns in the cell, then pauses the kernel's whole process tree (or
+// interrupts the cell, or only warns, as configured) before the OOM killer
+// would strike.
+//
+// The data flows samples → ledger → decision → notice: package sampler
+// measures, package ledger keeps each cell's memory story, package decide
+// says what to do, package freeze pauses, package notice writes what the
+// user reads.
+package guard
+
+import (
+	"errors"
+	"fmt"
+	"log"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/jupyter-guard/jupyter-guard/guard/cgroup"
+	"github.com/jupyter-guard/jupyter-guard/guard/config"
+	"github.com/jupyter-guard/jupyter-guard/guard/decide"
+	"github.com/jupyter-guard/jupyter-guard/guard/freeze"
+	"github.com/jupyter-guard/jupyter-guard/guard/gpu"
+	"github.com/jupyter-guard/jupyter-guard/guard/ledger"
+	"github.com/jupyter-guard/jupyter-guard/guard/notice"
+	"github.com/jupyter-guard/jupyter-guard/guard/proctree"
+	"github.com/jupyter-guard/jupyter-guard/guard/sampler"
+	"github.com/jupyter-guard/jupyter-guard/guard/units"
+)
+
+// Notifier is how the guard speaks; the supervisor implements it. Both
+// methods are called from the guard's sampling goroutine, with no lock of
+// the guard held.
+type Notifier interface {
+	// Stream posts text into the cell whose execute_request header is
+	// parent, as a stream message named name.
+	Stream(parent []byte, name, text string)
+	// Interrupt interrupts the kernel as the stop button does. The
+	// supervisor calls Guard.Thaw first, as before every interrupt.
+	Interrupt()
+}
+
+// Guard watches one kernel at a time. Its methods are safe for concurrent
+// use; those the proxy calls while forwarding (Cell*, ExecutionCount,
+// Paused) only update memory and never wait on I/O.
+type Guard struct {
+	cfg    config.Config
+	notify Notifier
+	log    *log.Logger
+	smp    *sampler.Sampler
+	gpu    gpu.Meter
+	frz    *freeze.Freezer
+	posts  chan post
+	posted chan struct{}
+
+	// act serialises pausing and thawing, so a thaw is never overtaken by
+	// a pause decided before it.
+	act sync.Mutex
+
+	mu     sync.Mutex
+	budget decide.Budget
+	ledger *ledger.Ledger
+	kernel int    // the attached kernel's pid, 0 if none
+	paused string // msg_id of the cell whose pause holds the kernel, "" if none
+	thaws  int    // counts thaws: a pause decided before one is dropped
+}
+
+type post struct {
+	parent []byte
+	text   string
+}
+
+// postQueue holds notices waiting for the Notifier: a handful per cell at
+// most, so a full queue means the Notifier is stuck, and dropping is right.
+const postQueue = 32
+
+// New checks cfg against the memory limit of the proxy's own cgroup (which
+// the kernel inherits) and starts the guard, idle until a kernel attaches.
+// Its error says which setting is wrong and what to write instead.
+func New(cfg config.Config, n Notifier, logger *log.Logger) (*Guard, error) {
+	if logger == nil {
+		logger = log.Default()
+	}
+	lim, _, err := detectLimit(os.Getpid())
+	if err != nil {
+		return nil, fmt.Errorf("memory guard: find the memory limit: %w", err)
+	}
+	b, err := decide.NewBudget(cfg, lim)
+	if err != nil {
+		return nil, fmt.Errorf("memory guard: %w", err)
+	}
+	g := &Guard{
+		cfg: cfg, notify: n, log: logger, budget: b,
+		ledger: ledger.New(b.Figure, 0),
+		frz:    freeze.New(proctree.Descendants),
+		posts:  make(chan post, postQueue),
+		posted: make(chan struct{}),
+	}
+	g.gpu = gpu.Open()
+	opts := sampler.Options{Log: logger}
+	if none, ok := g.gpu.(gpu.NoGPU); ok {
+		logger.Printf("memory guard: no GPU memory is measured: %s", none.Reason)
+	} else {
+		opts.GPU = func(pids []int) (uint64, error) {
+			u, err := g.gpu.Usage(pids)
+			return u.Total, err
+		}
+	}
+	g.smp = sampler.New(opts, g.sampled)
+	go g.poster(g.posts)
+	logger.Printf("memory guard: %v (%s), measured on %s; action %s", b.Budget, b.Source, b.Figure, b.Action)
+	return g, nil
+}
+
+// detectLimit finds the memory limit that applies to pid: its cgroup's, or
+// the host's RAM where it has no memory cgroup.
+func detectLimit(pid int) (cgroup.Limit, *cgroup.Group, error) {
+	grp, err := cgroup.Discover(pid)
+	if errors.Is(err, cgroup.ErrNoMemoryCgroup) {
+		total, err := cgroup.System.MemTotal()
+		return cgroup.Limit{Bytes: total, Kind: cgroup.HostMemory}, nil, err
+	}
+	if err != nil {
+		return cgroup.Limit{}, nil, err
+	}
+	lim, err := grp.Limit()
+	return lim, grp, err
+}
+
+// Attach starts guarding a (new) kernel process. Cells of an earlier kernel
+// that never finished are marked lost. If the kernel sits under another
+// limit than the proxy (a wrapper moved it), the budget follows it.
+func (g *Guard) Attach(kernelPid int) {
+	lim, grp, err := detectLimit(kernelPid)
+	if err != nil {
+		g.log.Printf("memory guard: kernel pid %d: %v; keeping %s", kernelPid, err, g.Budget().Source)
+	}
+	g.frz.Forget()
+	g.mu.Lock()
+	if err == nil && lim != g.budget.Detected {
+		if b, err := decide.NewBudget(g.cfg, lim); err != nil {
+			g.log.Printf("memory guard: kernel pid %d is under %s: %v; keeping %s", kernelPid, lim.Source(), err, g.budget.Source)
+		} else {
+			g.budget = b
+			g.ledger.SetCounted(b.Figure)
+			g.log.Printf("memory guard: kernel pid %d: %v (%s), measured on %s", kernelPid, b.Budget, b.Source, b.Figure)
+		}
+	}
+	g.ledger.Lose()
+	g.kernel, g.paused = kernelPid, ""
+	g.mu.Unlock()
+	g.smp.Attach(kernelPid, grp)
+	g.smp.Kick() // the memory the first cell starts from
+}
+
+// Detach stops guarding the kernel: it died or was stopped. Nothing is
+// thawed; the cell it was running stays Running for the diagnosis.
+func (g *Guard) Detach() {
+	g.smp.Detach()
+	g.frz.Forget()
+	g.mu.Lock()
+	g.kernel, g.paused = 0, ""
+	g.mu.Unlock()
+}
+
+// CellRequested records an execute_request: its msg_id, raw header and code.
+func (g *Guard) CellRequested(msgID string, header []byte, code string) {
+	g.mu.Lock()
+	g.ledger.Request(msgID, header, code, time.Now())
+	g.mu.Unlock()
+}
+
+// CellStarted records iopub busy for an execute_request, and starts sampling.
+func (g *Guard) CellStarted(msgID string) {
+	g.mu.Lock()
+	g.ledger.Start(msgID, g.kernel, time.Now())
+	g.mu.Unlock()
+	g.smp.Kick()
+}
+
+// ExecutionCount records the count of execute_input for a cell.
+func (g *Guard) ExecutionCount(msgID string, n int) {
+	g.mu.Lock()
+	g.ledger.Count(msgID, n)
+	g.mu.Unlock()
+}
+
+// CellFinished records iopub idle for an execute_request; the sampler
+// takes the cell's end measurement and goes idle if no cell runs.
+func (g *Guard) CellFinished(msgID string) {
+	g.mu.Lock()
+	g.ledger.Finish(msgID, time.Now())
+	g.mu.Unlock()
+	g.smp.Kick()
+}
+
+// Paused tells whether the guard holds the kernel stopped.
+func (g *Guard) Paused() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.paused != ""
+}
+
+// Thaw continues a paused kernel. Call it before every interrupt, restart
+// or shutdown: a stopped kernel takes no signal but SIGKILL and answers no
+// message. The cell is paused again only close to the limit, should the
+// interrupt not take (decide.Thawed).
+func (g *Guard) Thaw() { g.release(decide.Thawed) }
+
+// Resume is guardctl resume: the user lets the paused cell go on. It fails
+// if the kernel is not paused.
+func (g *Guard) Resume() error {
+	if !g.release(decide.Resumed) {
+		return errors.New("the kernel is not paused")
+	}
+	return nil
+}
+
+// release thaws the kernel and records why in the paused cell; it reports
+// whether the kernel was paused.
+func (g *Guard) release(why string) bool {
+	g.act.Lock()
+	defer g.act.Unlock()
+	g.mu.Lock()
+	g.thaws++
+	id := g.paused
+	g.paused = ""
+	g.mu.Unlock()
+	if !g.frz.Frozen() {
+		return false
+	}
+	n, err := g.frz.Thaw()
+	if err != nil {
+		g.log.Printf("memory guard: %s: %v", why, err)
+	}
+	g.log.Printf("memory guard: %s: %d processes continued", why, n)
+	g.mu.Lock()
+	var text string
+	c, ok := g.ledger.Get(id)
+	if ok {
+		used := c.Last().Of(g.budget.Figure)
+		g.ledger.Act(id, ledger.Action{Time: time.Now(), Kind: why, Used: used})
+		if why == decide.Resumed {
+			text = notice.Resumed(g.facts(&c, used, 0))
+		}
+	}
+	g.mu.Unlock()
+	if text != "" {
+		g.post(c.Header(), text)
+	}
+	g.smp.Kick()
+	return true
+}
+
+// Cells is the ledger, oldest cell first, for guardctl.
+func (g *Guard) Cells() []ledger.Cell {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.ledger.Cells()
+}
+
+// Running is the cell the kernel runs (or ran when it died), for the
+// death diagnosis.
+func (g *Guard) Running() (ledger.Cell, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	c, ok := g.ledger.Current()
+	if !ok {
+		return ledger.Cell{}, false
+	}
+	return g.ledger.Get(c.MsgID)
+}
+
+// Grew is the finished cells of the current (or last) kernel that grew
+// the most, largest first: the diagnosis's "earlier cells".
+func (g *Guard) Grew(n int) []ledger.Cell {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	kernel := g.kernel
+	if c, ok := g.ledger.Current(); ok && kernel == 0 {
+		kernel = c.Kernel // detached after a death: the dead kernel's cells
+	}
+	return g.ledger.Top(n, kernel)
+}
+
+// Budget is the budget in force, with what it is measured on and where its
+// limit comes from.
+func (g *Guard) Budget() decide.Budget {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.budget
+}
+
+// Close stops sampling and posting. A paused kernel stays paused: call
+// Thaw first unless it is being killed.
+func (g *Guard) Close() {
+	g.smp.Close()
+	if err := g.gpu.Close(); err != nil {
+		g.log.Printf("memory guard: %v", err)
+	}
+	g.mu.Lock()
+	close(g.posts)
+	g.posts = nil
+	g.mu.Unlock()
+	<-g.posted
+}
+
+// sampled is the sampler's Handler: ledger, decision, action. It returns
+// how long to wait for the next sample; 0 (idle) when no cell runs or the
+// kernel is paused.
+func (g *Guard) sampled(s sampler.Sample) time.Duration {
+	g.mu.Lock()
+	if s.Root != g.kernel {
+		g.mu.Unlock()
+		return 0 // a sample of a kernel detached meanwhile
+	}
+	mem := ledger.Memory{Tree: s.Tree, Host: s.Host, GPU: s.GPU}
+	if s.HasCgroup {
+		mem.Cgroup = s.Cgroup.WorkingSet
+	}
+	g.ledger.Observe(mem, s.Time)
+	cell, running := g.ledger.Current()
+	if !running || g.paused != "" {
+		g.mu.Unlock()
+		return 0
+	}
+	b := g.budget
+	used := mem.Of(b.Figure)
+	in := decide.Input{Used: used, Start: cell.Start.Of(b.Figure), Rate: cell.Rate, Done: doneIn(cell), Horizon: sampler.PushLatency}
+	room, pending := decide.Headroom(b, in)
+	armed := g.smp.Arm(threshold(s, room, pending)...)
+	// Decide looks at least as far ahead as Headroom did, so it acts
+	// whenever no room is left.
+	wait := sampler.MaxWait
+	if pending {
+		wait, in.Horizon = sampler.Pace(room, cell.Fastest, armed && b.Figure == ledger.Cgroup)
+	}
+	in.Horizon += s.Cost
+	ds := decide.Decide(b, in)
+	if len(ds) == 0 {
+		g.mu.Unlock()
+		return wait
+	}
+	texts := make([]string, len(ds))
+	for i, d := range ds {
+		g.ledger.Act(cell.MsgID, ledger.Action{Time: s.Time, Kind: d.Act.String(), Used: used})
+		texts[i] = text(d.Act, g.facts(cell, used, d.Line))
+		g.log.Printf("memory guard: %s in cell %s at %s (line %s, %s, growing at %s/s)", d.Act, cell.MsgID,
+			units.FormatBytes(used), units.FormatBytes(d.Line), b.Figure, units.FormatBytes(uint64(max(0, cell.Rate))))
+	}
+	id, header, thaws := cell.MsgID, cell.Header(), g.thaws
+	g.mu.Unlock()
+
+	// The action, if any, is the last decision: take it before posting
+	// anything, the notices can wait a millisecond, the memory cannot.
+	switch ds[len(ds)-1].Act {
+	case decide.Interrupt:
+		g.notify.Interrupt()
+	case decide.Pause:
+		if !g.pause(s, id, thaws) {
+			texts = texts[:len(texts)-1]
+		} else {
+			wait = 0 // nothing to sample until it is thawed
+		}
+	}
+	for _, t := range texts {
+		g.post(header, t)
+	}
+	return wait
+}
+
+// text is the notice for an act.
+func text(a decide.Act, f notice.Facts) string {
+	switch a {
+	case decide.Warn:
+		return notice.Warning(f)
+	case decide.Alert:
+		return notice.Alert(f)
+	case decide.Interrupt:
+		return notice.Interrupted(f)
+	}
+	return notice.Paused(f)
+}
+
+// pause freezes the kernel's tree for cell id. If a thaw came after the
+// decision (the user interrupted meanwhile), it records the thaw in the
+// cell instead, so the interrupt is not trapped by a pause. It reports
+// whether the kernel is now paused.
+func (g *Guard) pause(s sampler.Sample, id string, thaws int) bool {
+	g.act.Lock()
+	defer g.act.Unlock()
+	g.mu.Lock()
+	thawed, gone := g.thaws != thaws, g.kernel != s.Root
+	if thawed && !gone {
+		g.ledger.Act(id, ledger.Action{Time: time.Now(), Kind: decide.Thawed})
+	}
+	g.mu.Unlock()
+	if thawed || gone {
+		return false
+	}
+	start := time.Now()
+	r, err := g.frz.Freeze(s.Root, s.Pids)
+	took := time.Since(start)
+	if err != nil {
+		g.log.Printf("memory guard: pause kernel pid %d: %v", s.Root, err)
+	}
+	if !g.frz.Frozen() {
+		return false // the kernel is gone
+	}
+	g.mu.Lock()
+	g.paused = id
+	g.mu.Unlock()
+	g.log.Printf("memory guard: paused kernel pid %d: %d processes stopped in %v (%d scans), %v after the sample",
+		s.Root, r.Stopped, took, r.Scans, time.Since(s.Time))
+	return true
+}
+
+// threshold is the cgroup usage at which the kernel should wake the
+// sampler: where the budget's figure would reach the point Decide acts at
+// if everything else in the cgroup stayed put. A cgroup's usage grows with
+// the tree's RSS and with its working set, so the wake-up comes there or
+// before, never after. None when there is no cgroup or nothing to wait for.
+func threshold(s sampler.Sample, room uint64, pending bool) []uint64 {
+	if !s.HasCgroup || !pending {
+		return nil
+	}
+	return []uint64{s.Cgroup.Bytes + room}
+}
+
+// doneIn is what the guard already did in cell c, as decide counts it.
+func doneIn(c *ledger.Cell) decide.Done {
+	kinds := make([]string, len(c.Actions))
+	for i, a := range c.Actions {
+		kinds[i] = a.Kind
+	}
+	return decide.Tally(kinds)
+}
+
+// facts are a notice's numbers for cell c, its actions so far included.
+// Call with g.mu held.
+func (g *Guard) facts(c *ledger.Cell, used, line uint64) notice.Facts {
+	b := g.budget
+	done := doneIn(c)
+	next, _ := decide.Line(b, done.Acted) // after a warning: the pause line
+	return notice.Facts{Used: used, Budget: b.Limit, Figure: b.Figure, Source: b.Source, Action: b.Action,
+		Line: line, Next: next, Growth: c.Growth, Rate: c.Rate, Again: done.Acted > 1}
+}
+
+// post queues a notice for the cell whose header is parent, without
+// waiting: the Notifier writes to a socket.
+func (g *Guard) post(parent []byte, text string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	select {
+	case g.posts <- post{parent, text}:
+	default:
+		g.log.Printf("memory guard: a notice was dropped, the notifier is not keeping up: %q", text)
+	}
+}
+
+func (g *Guard) poster(posts <-chan post) {
+	defer close(g.posted)
+	for p := range posts {
+		g.notify.Stream(p.parent, "stderr", p.text)
+	}
+}

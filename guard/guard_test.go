@@ -1,0 +1,228 @@
+package guard_test
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/jupyter-guard/jupyter-guard/guard"
+	"github.com/jupyter-guard/jupyter-guard/guard/cgroup/cgrouptest"
+	"github.com/jupyter-guard/jupyter-guard/guard/config"
+	"github.com/jupyter-guard/jupyter-guard/guard/ledger"
+	"github.com/jupyter-guard/jupyter-guard/guard/sampler/growtest"
+)
+
+const mib = 1 << 20
+
+// budget is an absolute budget on the tree's RSS, far below the machine's.
+var budget = map[string]string{"JUPYTER_GUARD_LIMIT": "400MiB"}
+
+func with(env map[string]string, key, value string) map[string]string {
+	out := map[string]string{key: value}
+	for k, v := range env {
+		out[k] = v
+	}
+	return out
+}
+
+func actions(c ledger.Cell) string {
+	var kinds []string
+	for _, a := range c.Actions {
+		kinds = append(kinds, a.Kind)
+	}
+	return strings.Join(kinds, ",")
+}
+
+func TestBadConfigIsRefusedClearly(t *testing.T) {
+	cfg, err := config.Load(func(k string) string {
+		return map[string]string{"JUPYTER_GUARD_LIMIT": "64TiB"}[k]
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = guard.New(cfg, &growtest.Frontend{}, nil)
+	if err == nil || !strings.Contains(err.Error(), "JUPYTER_GUARD_LIMIT=64TiB") {
+		t.Errorf("New = %v, want an error quoting JUPYTER_GUARD_LIMIT=64TiB", err)
+	}
+}
+
+// TestWarnPauseInterrupt is the main story on an absolute budget of 400
+// MiB on the tree's RSS: a cell growing step by step is warned, then paused
+// with all its processes stopped; the ■ button thaws and interrupts it, and
+// what an earlier cell left is still there.
+func TestWarnPauseInterrupt(t *testing.T) {
+	for _, tt := range []struct {
+		name, grow string
+		workers    bool
+	}{
+		{"in the kernel", "grow 4 10 2000", false},
+		{"in a multiprocessing child", "worker 4 10 2000", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := growtest.Guarded(t, budget, nil, nil)
+			f.Cell(t, "earlier", "grow 16 0 16")
+			f.Finish(t, "earlier", "done")
+
+			f.Cell(t, "big", tt.grow)
+			var worker int
+			if tt.workers {
+				worker = f.P.Pids(t, "worker")[0]
+			}
+			f.Next(t, "big", "jupyter-guard: memory warning.")
+			f.Next(t, "big", "jupyter-guard paused the kernel")
+			if !f.G.Paused() {
+				t.Error("not Paused after the pause notice")
+			}
+			tree := f.Frozen(t)
+			if tt.workers && !slices.Contains(tree, worker) {
+				t.Errorf("worker %d is not in the paused tree %v", worker, tree)
+			}
+			c, _ := f.G.Running()
+			if c.MsgID != "big" || c.Peak.Tree < 350*mib || c.Growth <= 0 {
+				t.Errorf("running cell %s: peak %d MiB, growth %d MiB", c.MsgID, c.Peak.Tree/mib, c.Growth/mib)
+			}
+
+			f.Button()
+			f.Finish(t, "big", "interrupted")
+			if f.G.Paused() {
+				t.Error("still Paused after the interrupt")
+			}
+			f.Cell(t, "after", "ping")
+			if held := f.Finish(t, "after", "pong"); tt.workers && held[0] != "16" {
+				t.Errorf("the kernel holds %s MiB after the interrupt, want the earlier cell's 16", held[0])
+			}
+			big, _ := f.Ledger("big")
+			if got := actions(big); got != "warn,pause,thaw" {
+				t.Errorf("actions in the cell: %s", got)
+			}
+			if big.Code != tt.grow || big.State != ledger.Done || big.ExecutionCount != 2 {
+				t.Errorf("ledger: %+v", big)
+			}
+			if f.Interrupts.Load() != 0 {
+				t.Error("the guard interrupted by itself with action=pause")
+			}
+		})
+	}
+}
+
+func TestResumeContinuesToTheNextLine(t *testing.T) {
+	f := growtest.Guarded(t, budget, nil, nil)
+	f.Cell(t, "big", "grow 4 20 2000")
+	f.Next(t, "big", "memory warning")
+	f.Next(t, "big", "guardctl resume: continue anyway; jupyter-guard pauses it again at ")
+	f.Frozen(t)
+	if err := f.G.Resume(); err != nil {
+		t.Fatal(err)
+	}
+	f.Next(t, "big", "jupyter-guard: the kernel was resumed (guardctl resume)")
+	f.Next(t, "big", "jupyter-guard paused the kernel again")
+	f.Frozen(t)
+	f.Button()
+	f.Finish(t, "big", "interrupted")
+	if err := f.G.Resume(); err == nil {
+		t.Error("Resume of a kernel that is not paused did not fail")
+	}
+	big, _ := f.Ledger("big")
+	if got := actions(big); got != "warn,pause,resume,pause,thaw" {
+		t.Errorf("actions in the cell: %s", got)
+	}
+}
+
+func TestInterruptAction(t *testing.T) {
+	f := growtest.Guarded(t, with(budget, "JUPYTER_GUARD_ACTION", "interrupt"), nil, nil)
+	f.Cell(t, "big", "grow 8 20 2000")
+	f.Next(t, "big", "memory warning")
+	f.Next(t, "big", "jupyter-guard interrupted this cell")
+	f.Finish(t, "big", "interrupted")
+	if f.G.Paused() || f.Interrupts.Load() != 1 {
+		t.Errorf("paused %v, %d interrupts; want one interrupt and no pause", f.G.Paused(), f.Interrupts.Load())
+	}
+}
+
+func TestWarnAction(t *testing.T) {
+	f := growtest.Guarded(t, with(budget, "JUPYTER_GUARD_ACTION", "warn"), nil, nil)
+	// Well past the pause line (380 MiB): the budget is the guard's alone,
+	// and action=warn lets the cell grow.
+	f.Cell(t, "big", "grow 8 20 500")
+	f.Next(t, "big", "jupyter-guard: memory warning.")
+	f.Next(t, "big", "jupyter-guard: memory critical")
+	f.Finish(t, "big", "done")
+	if f.G.Paused() || f.Interrupts.Load() != 0 {
+		t.Error("action=warn paused or interrupted")
+	}
+}
+
+func TestKernelDeathKeepsTheRunningCell(t *testing.T) {
+	f := growtest.Guarded(t, budget, nil, nil)
+	// The first cell may start before the guard's first measurement of the
+	// kernel, and a fast one be over by then: start measured.
+	f.Cell(t, "first", "ping")
+	f.Finish(t, "first", "pong")
+	f.Cell(t, "grew", "grow 32 0 32")
+	f.Finish(t, "grew", "done")
+	f.Cell(t, "dying", "ping")
+	f.P.Expect(t, "pong")
+	f.G.Detach()
+	if c, ok := f.G.Running(); !ok || c.MsgID != "dying" {
+		t.Errorf("Running after the kernel died = %v, %v; want the dying cell", c.MsgID, ok)
+	}
+	if top := f.G.Grew(3); len(top) != 1 || top[0].MsgID != "grew" {
+		t.Errorf("Grew = %v, want the cell that grew", top)
+	}
+	f.G.Attach(f.P.Pid) // a new kernel (here the same process)
+	if _, ok := f.G.Running(); ok {
+		t.Error("the dead kernel's cell still runs after a new kernel attached")
+	}
+	if c, _ := f.Ledger("dying"); c.State != ledger.Lost {
+		t.Errorf("the dead kernel's cell is %s, want lost", c.State)
+	}
+}
+
+// TestCgroupPausesBeforeTheOOMKiller is the case on a real cgroup
+// v1 limit of 1.5 GiB: the budget is the cgroup's, measured on its working
+// set, and the OOM killer's counter must not move.
+func TestCgroupPausesBeforeTheOOMKiller(t *testing.T) {
+	for _, grow := range []string{"grow 32 20 3000", "grow 64 0 3000", "worker 32 20 3000"} {
+		t.Run(grow, func(t *testing.T) {
+			grp := cgrouptest.New(t, 1536*mib)
+			f := growtest.Guarded(t, nil, grp.Wrap, nil)
+			if b := f.G.Budget(); b.Figure != ledger.Cgroup || b.Limit != 1536*mib || !strings.Contains(b.Source, grp.Path()) {
+				t.Fatalf("budget %+v, want the test cgroup's 1.5 GiB on its working set", b)
+			}
+			kills := grp.OOMKills()
+			f.Cell(t, "earlier", "grow 16 0 16")
+			f.Finish(t, "earlier", "done")
+			f.Cell(t, "big", grow)
+			f.Next(t, "big", "jupyter-guard: memory warning.")
+			f.Next(t, "big", "jupyter-guard paused the kernel")
+			f.Frozen(t)
+			if k := grp.OOMKills(); k != kills {
+				t.Fatalf("the OOM killer killed %d processes before the pause", k-kills)
+			}
+			c, _ := f.G.Running()
+			t.Logf("paused at %d MiB working set (pause line %d MiB), peak tree %d MiB, growing at %.0f MiB/s",
+				c.Last().Cgroup/mib, f.G.Budget().Pause/mib, c.Peak.Tree/mib, c.Rate/mib)
+			f.Button()
+			f.Finish(t, "big", "interrupted")
+			f.Cell(t, "after", "ping")
+			f.Finish(t, "after", "pong")
+			if k := grp.OOMKills(); k != kills {
+				t.Errorf("the OOM killer killed %d processes", k-kills)
+			}
+		})
+	}
+}
+
+func TestCellsInOrder(t *testing.T) {
+	f := growtest.Guarded(t, budget, nil, nil)
+	for i := range 3 {
+		id := fmt.Sprint("c", i)
+		f.Cell(t, id, "ping")
+		f.Finish(t, id, "pong")
+	}
+	cells := f.G.Cells()
+	if len(cells) != 3 || cells[2].ExecutionCount != 3 || cells[0].Code != "ping" || cells[0].Start.Tree == 0 {
+		t.Errorf("cells: %+v", cells)
+	}
+}
