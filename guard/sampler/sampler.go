@@ -77,14 +77,31 @@ func New(opts Options, h Handler) *Sampler {
 func (s *Sampler) Attach(pid int, group *cgroup.Group) {
 	t := &target{root: pid, group: group, told: map[string]bool{}}
 	if group != nil {
-		n, err := group.Notify()
-		if err != nil {
-			s.log.Printf("memory guard: no pushed memory events from %v %s, sampling on a timer only: %v", group.Version, group.Path, err)
-		} else {
-			t.notifier = n
-		}
+		t.notifier = s.notify(group)
 	}
 	s.swap(t)
+}
+
+// Memory stalls that wake the sampler on cgroup v2, where there are no
+// usage thresholds: reclaim is struggling, so the limit is near.
+const (
+	pressureStall  = 100 * time.Millisecond
+	pressureWindow = time.Second
+)
+
+// notify starts the group's pushed events, or returns nil.
+func (s *Sampler) notify(group *cgroup.Group) *cgroup.Notifier {
+	n, err := group.Notify()
+	if err != nil {
+		s.log.Printf("memory guard: no pushed memory events from %v %s, sampling on a timer only: %v", group.Version, group.Path, err)
+		return nil
+	}
+	if group.Version == cgroup.V2 {
+		if err := n.WatchPressure(pressureStall, pressureWindow); err != nil {
+			s.log.Printf("memory guard: no memory pressure events from %s: %v", group.Path, err)
+		}
+	}
+	return n
 }
 
 // Detach stops measuring the current kernel.
@@ -119,8 +136,8 @@ func (s *Sampler) Arm(thresholds ...uint64) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t := s.target
-	if t == nil || t.notifier == nil {
-		return false
+	if t == nil || t.notifier == nil || t.group.Version != cgroup.V1 {
+		return false // v2 has no usage thresholds
 	}
 	if t.armed != nil && near(t.armed, thresholds) {
 		return true
