@@ -138,6 +138,8 @@ func (g *Guard) Attach(kernelPid int) {
 	if err != nil {
 		g.log.Printf("memory guard: kernel pid %d: %v; keeping %s", kernelPid, err, g.Budget().Source)
 	}
+	g.act.Lock() // no pause of the old kernel in flight
+	defer g.act.Unlock()
 	g.frz.Forget()
 	g.mu.Lock()
 	if err == nil && lim != g.budget.Detected {
@@ -160,6 +162,8 @@ func (g *Guard) Attach(kernelPid int) {
 // thawed; the cell it was running stays Running for the diagnosis.
 func (g *Guard) Detach() {
 	g.smp.Detach()
+	g.act.Lock()
+	defer g.act.Unlock()
 	g.frz.Forget()
 	g.mu.Lock()
 	g.kernel, g.paused = 0, ""
@@ -206,8 +210,8 @@ func (g *Guard) Paused() bool {
 
 // Thaw continues a paused kernel. Call it before every interrupt, restart
 // or shutdown: a stopped kernel takes no signal but SIGKILL and answers no
-// message. The cell is paused again only close to the limit, should the
-// interrupt not take (decide.Thawed).
+// message. The cell is not paused again: that would trap the interrupt
+// (decide.Thawed).
 func (g *Guard) Thaw() { g.release(decide.Thawed) }
 
 // Resume is guardctl resume: the user lets the paused cell go on. It fails
@@ -313,9 +317,47 @@ func (g *Guard) Close() {
 // kernel is paused.
 func (g *Guard) sampled(s sampler.Sample) time.Duration {
 	g.mu.Lock()
+	p, ok := g.plan(s)
+	g.mu.Unlock()
+	if !ok || len(p.decisions) == 0 {
+		return p.wait
+	}
+	// The action, if any, is the last decision: take it before posting
+	// anything, the notices can wait a millisecond, the memory cannot.
+	switch p.decisions[len(p.decisions)-1].Act {
+	case decide.Interrupt:
+		g.notify.Interrupt()
+	case decide.Pause:
+		if !g.pause(s, p.cell, p.thaws) {
+			p.texts = p.texts[:len(p.texts)-1]
+		} else {
+			p.wait = 0 // nothing to sample until it is thawed
+		}
+	}
+	for _, t := range p.texts {
+		g.post(p.header, t)
+	}
+	return p.wait
+}
+
+// plan is what one sample calls for.
+type plan struct {
+	wait      time.Duration
+	decisions []decide.Decision // none: just wait
+	texts     []string          // a notice per decision
+	cell      string
+	header    []byte
+	thaws     int // as the decisions were taken
+}
+
+// plan records a sample in the ledger, arms the pushed threshold, paces the
+// sampler and decides, recording the decisions in the cell. It reports
+// false when the guard has nothing to watch: no cell runs, the kernel is
+// paused, or the sample is of a kernel detached meanwhile. Call with g.mu
+// held.
+func (g *Guard) plan(s sampler.Sample) (plan, bool) {
 	if s.Root != g.kernel {
-		g.mu.Unlock()
-		return 0 // a sample of a kernel detached meanwhile
+		return plan{}, false
 	}
 	mem := ledger.Memory{Tree: s.Tree, Host: s.Host, GPU: s.GPU}
 	if s.HasCgroup {
@@ -324,52 +366,28 @@ func (g *Guard) sampled(s sampler.Sample) time.Duration {
 	g.ledger.Observe(mem, s.Time)
 	cell, running := g.ledger.Current()
 	if !running || g.paused != "" {
-		g.mu.Unlock()
-		return 0
+		return plan{}, false
 	}
 	b := g.budget
 	used := mem.Of(b.Figure)
 	in := decide.Input{Used: used, Start: cell.Start.Of(b.Figure), Rate: cell.Rate, Done: doneIn(cell), Horizon: sampler.PushLatency}
 	room, pending := decide.Headroom(b, in)
 	armed := g.smp.Arm(threshold(s, room, pending)...)
+	p := plan{wait: sampler.MaxWait, cell: cell.MsgID, header: cell.Header(), thaws: g.thaws}
 	// Decide looks at least as far ahead as Headroom did, so it acts
 	// whenever no room is left.
-	wait := sampler.MaxWait
 	if pending {
-		wait, in.Horizon = sampler.Pace(room, cell.Fastest, armed && b.Figure == ledger.Cgroup)
+		p.wait, in.Horizon = sampler.Pace(room, cell.Fastest, armed && b.Figure == ledger.Cgroup)
 	}
 	in.Horizon += s.Cost
-	ds := decide.Decide(b, in)
-	if len(ds) == 0 {
-		g.mu.Unlock()
-		return wait
-	}
-	texts := make([]string, len(ds))
-	for i, d := range ds {
+	p.decisions = decide.Decide(b, in)
+	for _, d := range p.decisions {
 		g.ledger.Act(cell.MsgID, ledger.Action{Time: s.Time, Kind: d.Act.String(), Used: used})
-		texts[i] = text(d.Act, g.facts(cell, used, d.Line))
+		p.texts = append(p.texts, text(d.Act, g.facts(cell, used, d.Line)))
 		g.log.Printf("memory guard: %s in cell %s at %s (line %s, %s, growing at %s/s)", d.Act, cell.MsgID,
 			units.FormatBytes(used), units.FormatBytes(d.Line), b.Figure, units.FormatBytes(uint64(max(0, cell.Rate))))
 	}
-	id, header, thaws := cell.MsgID, cell.Header(), g.thaws
-	g.mu.Unlock()
-
-	// The action, if any, is the last decision: take it before posting
-	// anything, the notices can wait a millisecond, the memory cannot.
-	switch ds[len(ds)-1].Act {
-	case decide.Interrupt:
-		g.notify.Interrupt()
-	case decide.Pause:
-		if !g.pause(s, id, thaws) {
-			texts = texts[:len(texts)-1]
-		} else {
-			wait = 0 // nothing to sample until it is thawed
-		}
-	}
-	for _, t := range texts {
-		g.post(header, t)
-	}
-	return wait
+	return p, true
 }
 
 // text is the notice for an act.
