@@ -3,9 +3,10 @@
 //
 // Freezing sends SIGSTOP to every process of the tree and rescans until a
 // scan finds no process it has not stopped: a process that was forking while
-// the first signals went out has a child the first scan did not see. The
-// scans converge because a stopped process cannot fork, and the kernel
-// aborts a fork that is in flight when its parent is signalled. Thawing
+// the first signals went out has a child the first scan did not see. A
+// process signalled in the middle of a fork finishes it before it stops, so
+// each scan waits until the processes signalled before it have stopped; the
+// scans converge because a stopped process cannot fork. Thawing
 // sends SIGCONT to exactly the processes the freeze stopped, checking their
 // start time so a pid reused while the tree was paused is left alone.
 //

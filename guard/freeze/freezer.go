@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // Tree lists root and all its descendants; proctree.Descendants does.
@@ -55,14 +56,14 @@ func (f *Freezer) Freeze(root int, known []int) (Report, error) {
 		seen[p.pid] = true
 	}
 	var r Report
-	stop := func(pids []int) (found bool) {
+	// stop signals the pids not seen yet and returns those it reached.
+	stop := func(pids []int) []int {
 		var sent []int
 		for _, pid := range pids {
 			if seen[pid] {
 				continue
 			}
 			seen[pid] = true
-			found = true
 			if syscall.Kill(pid, syscall.SIGSTOP) == nil {
 				sent = append(sent, pid)
 			}
@@ -74,20 +75,42 @@ func (f *Freezer) Freeze(root int, known []int) (Report, error) {
 				r.Stopped++
 			}
 		}
-		return found
+		return sent
 	}
-	stop(append([]int{root}, known...))
+	sent := stop(append([]int{root}, known...))
 	for r.Scans < maxScans {
+		// A process signalled in the middle of a fork finishes it before
+		// it stops, and its child shows up only then: scan once all have
+		// stopped, and a scan that finds nothing new is the last.
+		settle(sent)
 		pids, err := f.tree(root)
 		r.Scans++
 		if err != nil {
 			return r, fmt.Errorf("freeze the tree of pid %d: %w", root, err)
 		}
-		if !stop(pids) {
+		if sent = stop(pids); len(sent) == 0 {
 			return r, nil
 		}
 	}
 	return r, fmt.Errorf("freeze the tree of pid %d: new processes still appeared after %d scans", root, maxScans)
+}
+
+// settleChecks bounds the wait for signalled processes to stop: SIGSTOP
+// lands within microseconds on a running process, but one in
+// uninterruptible sleep (D) stops only when its system call ends, and the
+// freeze must not hang on it. It cannot fork from there either.
+const settleChecks = 100
+
+// settle waits, briefly, until none of pids runs code.
+func settle(pids []int) {
+	for range settleChecks {
+		running, err := Running(pids)
+		if err != nil || len(running) == 0 {
+			return
+		}
+		pids = running
+		time.Sleep(50 * time.Microsecond)
+	}
 }
 
 // Thaw continues every process the freezer stopped and is still the same

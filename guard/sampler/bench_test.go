@@ -101,6 +101,7 @@ func pauseOnce(b *testing.B, grow string, inCgroup bool) (over, react, room floa
 	}
 	f.Button()
 	f.Finish(b, "big", "interrupted")
+	f.Stop() // b.N kernels of 1.4 GiB each must not wait for the end
 	m := reacted.FindStringSubmatch(logs.String())
 	if m == nil {
 		b.Fatalf("no pause in the guard's log:\n%s", logs)
@@ -143,6 +144,7 @@ func BenchmarkSamplerCPU(b *testing.B) {
 				start, t0 = cpuTime(b), time.Now()
 				time.Sleep(time.Second)
 				idle = append(idle, 100*float64(cpuTime(b)-start)/float64(time.Since(t0)))
+				f.Stop()
 			}
 			report(b, "cell-%", cell)
 			report(b, "idle-%", idle)

@@ -63,8 +63,8 @@ func (s *Sampler) measure(t *target, why Wake) Sample {
 	now := time.Now()
 	var err error
 	if why == Kicked || now.Sub(t.scanned) >= treeMaxAge || len(t.pids) == 0 {
-		pids, err := s.opts.Tree(t.root)
-		if err != nil {
+		var pids []int
+		if pids, err = s.opts.Tree(t.root); err != nil {
 			t.complain(s.log, "scan the process tree", err)
 		} else {
 			t.pids, t.scanned = pids, now

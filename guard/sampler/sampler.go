@@ -28,12 +28,13 @@ type Options struct {
 
 // Sampler measures one kernel at a time.
 type Sampler struct {
-	opts   Options
-	handle Handler
-	log    *log.Logger
-	kick   chan struct{}
-	done   chan struct{}
-	exited chan struct{}
+	opts    Options
+	handle  Handler
+	log     *log.Logger
+	kick    chan struct{}
+	done    chan struct{}
+	closing sync.Once
+	exited  chan struct{}
 
 	mu     sync.Mutex
 	target *target // nil while no kernel is attached
@@ -160,11 +161,7 @@ func near(a, b []uint64) bool {
 
 // Close stops the sampler and waits for its loop to end.
 func (s *Sampler) Close() {
-	select {
-	case <-s.done:
-	default:
-		close(s.done)
-	}
+	s.closing.Do(func() { close(s.done) })
 	<-s.exited
 	s.Detach()
 }

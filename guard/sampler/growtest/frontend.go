@@ -3,6 +3,7 @@ package growtest
 import (
 	"log"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -23,6 +24,7 @@ type Frontend struct {
 	streams chan Stream
 	// Interrupts counts the interrupts the guard asked for.
 	Interrupts atomic.Int32
+	stopped    sync.Once
 }
 
 // Stream is one notice the guard posted.
@@ -58,11 +60,20 @@ func Guarded(t testing.TB, env map[string]string, wrap func(...string) []string,
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(g.Close)
 	f.G = g
 	f.P = Start(t, wrap)
+	t.Cleanup(f.Stop)
 	g.Attach(f.P.Pid)
 	return f
+}
+
+// Stop closes the guard and kills the kernel, giving its memory back at
+// once (a benchmark starts many). The test's end does it too.
+func (f *Frontend) Stop() {
+	f.stopped.Do(func() {
+		f.G.Close()
+		f.P.Kill()
+	})
 }
 
 // Header is the raw execute_request header of cell id.

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 )
@@ -37,10 +38,11 @@ func Python(t testing.TB) string {
 
 // Proc is a running grow.py.
 type Proc struct {
-	Pid   int
-	cmd   *exec.Cmd
-	in    io.WriteCloser
-	lines chan []string // its output, split into fields; closed at its end
+	Pid    int
+	cmd    *exec.Cmd
+	in     io.WriteCloser
+	lines  chan []string // its output, split into fields; closed at its end
+	killed sync.Once
 }
 
 // Start runs grow.py. wrap, if given, is put in front of the command line
@@ -78,15 +80,21 @@ func Start(t testing.TB, wrap func(argv ...string) []string) *Proc {
 			p.lines <- strings.Fields(sc.Text())
 		}
 	}()
-	t.Cleanup(func() {
-		syscall.Kill(-p.Pid, syscall.SIGKILL)
-		in.Close()
-		cmd.Wait()
-	})
+	t.Cleanup(p.Kill)
 	if f := p.Expect(t, "ready"); len(f) != 1 || f[0] != strconv.Itoa(p.Pid) {
 		t.Fatalf("grow.py says it is %v, started as pid %d", f, p.Pid)
 	}
 	return p
+}
+
+// Kill ends it with its whole process group and waits for it, giving its
+// memory back at once (a benchmark starts many). The test's end does it too.
+func (p *Proc) Kill() {
+	p.killed.Do(func() {
+		syscall.Kill(-p.Pid, syscall.SIGKILL)
+		p.in.Close()
+		p.cmd.Wait()
+	})
 }
 
 // Send writes one command.
