@@ -13,12 +13,14 @@ import json
 import os
 import queue
 import re
+import time
 
 import pytest
 import zmq
 from jupyter_client import BlockingKernelClient
 
-from support import EXEC_TIMEOUT, Run, check_parentage, collect, collect_iopub, drain_iopub, request
+from support import (EXEC_TIMEOUT, Run, check_parentage, collect_all, collect_iopub, drain_iopub,
+                     read_until_stream, request)
 
 
 def both(plain, guarded, code: str, **kwargs) -> tuple[Run, Run]:
@@ -393,14 +395,24 @@ def test_two_clients_on_one_kernel(guarded):
         other.stop_channels()
 
 
-def test_stop_on_error_aborts_the_queued_cells(plain, guarded):
+def test_stop_on_error_aborts_the_queued_cells(plain, guarded, tmp_path):
     """A failing cell aborts the cells queued behind it, with the same
     replies through the proxy."""
     for k in (plain, guarded):
-        ids = [k.kc.execute(code) for code in ("raise RuntimeError('first fails')", "print('queued 1')", "print('queued 2')")]
-        runs = [collect(k.kc, i) for i in ids]
-        assert [r.status for r in runs] == ["error", "aborted", "aborted"], [r.reply["content"] for r in runs]
-        assert all(r.stdout == "" for r in runs)
+        # The failing cell waits until the two others have been sent (and
+        # given time to arrive): only cells already queued are aborted.
+        gate = tmp_path / f"fail-now-{k.spec}"
+        first = k.kc.execute(f"import os, time\nprint('armed', flush=True)\n"
+                             f"while not os.path.exists({str(gate)!r}):\n    time.sleep(0.01)\n"
+                             "raise RuntimeError('first fails')")
+        seen = read_until_stream(k.kc, first, "armed")
+        queued = [k.kc.execute(f"print('queued {i}')") for i in (1, 2)]
+        time.sleep(0.5)
+        gate.touch()
+        runs = collect_all(k.kc, {first: seen, queued[0]: [], queued[1]: []})
+        statuses = [runs[i].status for i in (first, *queued)]
+        assert statuses == ["error", "aborted", "aborted"], [runs[i].reply["content"] for i in (first, *queued)]
+        assert [runs[i].stdout for i in queued] == ["", ""]
     assert k.ok("print('after the abort')").stdout == "after the abort\n"
 
 
