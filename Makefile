@@ -1,10 +1,17 @@
 # jupyter-guard build and test entry points.
 #
 #   make build   bin/guardctl
-#   make test    go vet, the Go unit tests of every package, then the pytest
-#                integration suite against bin/guardctl; both summaries are
-#                repeated at the end. Creates the test environments .venv and
-#                .venv-ipykernel6 from requirements/ first (scripts/test-venvs).
+#   make test    go vet, the Go unit tests of every package, the pytest
+#                integration suite against bin/guardctl, then the e2e stories;
+#                every summary is repeated at the end. Creates the test
+#                environments .venv and .venv-ipykernel6 from requirements/
+#                first (scripts/test-venvs), and e2e/node_modules from
+#                e2e/package-lock.json. The e2e stories need Debian's Chromium
+#                (/usr/bin/chromium), which .ci/run installs.
+#   make e2e     only the e2e stories (e2e/*.test.mjs): real JupyterLab and
+#                Notebook 7 pages in headless Chromium, driven by
+#                playwright-core, on the guarded kernel. They refresh
+#                docs/screenshots/; logs and failure screenshots go to bin/e2e/.
 
 SHELL := bash
 GO ?= go
@@ -13,8 +20,30 @@ VENV := $(CURDIR)/.venv
 PYTEST_ARGS ?=
 # A Go package whose tests run this long is hung: fail it, keep CI short.
 GO_TEST_FLAGS ?= -timeout=5m
+# Extra node --test arguments, e.g. make e2e E2E_ARGS='--test-name-pattern=crash'.
+E2E_ARGS ?=
+CHROMIUM := /usr/bin/chromium
+# Written once npm ci has installed e2e/package-lock.json.
+E2E_DEPS := e2e/node_modules/.installed
 
-.PHONY: build test venvs
+# The e2e stories, one file at a time (each story starts its own Jupyter
+# server and browser): the spec reporter's lines on screen and in
+# bin/e2e-test.log, TAP in bin/e2e.tap. Without Chromium it says so there.
+E2E_STEP = echo "== e2e stories (headless Chromium)"; \
+	if [[ ! -x $(CHROMIUM) ]]; then \
+		echo "e2e: $(CHROMIUM) is missing: apt-get install chromium chromium-driver (bash .ci/run does)" | tee bin/e2e-test.log >&2; \
+		false; \
+	else \
+		(cd e2e && JUPYTER_GUARD_BIN=$(CURDIR)/bin/guardctl node --test --test-concurrency=1 \
+			--test-reporter=spec --test-reporter-destination=stdout \
+			--test-reporter=tap --test-reporter-destination=$(CURDIR)/bin/e2e.tap \
+			$(E2E_ARGS) *.test.mjs) 2>&1 | tee bin/e2e-test.log; \
+	fi
+# Each story's line (not the repeat under "failing tests") and the counts.
+E2E_SUMMARY = sed -n '/^✖ failing tests:/q;p' bin/e2e-test.log | grep -E '^(✔|✖|e2e:) ' || true; \
+	grep -E '^ℹ (tests|pass|fail|cancelled|todo|duration_ms) ' bin/e2e-test.log || true
+
+.PHONY: build test e2e venvs e2e-deps
 
 build:
 	$(GO) build -o bin/guardctl ./cmd/guardctl
@@ -22,11 +51,25 @@ build:
 venvs:
 	@scripts/test-venvs
 
+e2e-deps: $(E2E_DEPS)
+
+$(E2E_DEPS): e2e/package.json e2e/package-lock.json
+	cd e2e && npm ci --no-audit --no-fund
+	@touch $@
+
+e2e: build venvs e2e-deps
+	@status=0; mkdir -p bin; set -o pipefail; \
+	$(E2E_STEP) || status=1; \
+	echo; echo "== summary: e2e"; \
+	$(E2E_SUMMARY); \
+	exit $$status
+
 # Every step runs even when an earlier one fails, so one run shows all the
 # failures; the exit status is non-zero if any step failed. go test's
-# per-package lines and pytest's closing line are printed again at the end,
-# pytest's last, so neither scrolls out of sight.
-test: build venvs
+# per-package lines, the e2e stories' lines and counts, and pytest's closing
+# line are printed again at the end, pytest's last, so none scrolls out of
+# sight.
+test: build venvs e2e-deps
 	@status=0; mkdir -p bin; \
 	echo "== go vet ./..."; \
 	$(GO) vet ./... || status=1; \
@@ -35,8 +78,11 @@ test: build venvs
 	JUPYTER_GUARD_TEST_PYTHON=$(VENV)/bin/python $(GO) test $(GO_TEST_FLAGS) ./... 2>&1 | tee bin/go-test.log || status=1; \
 	echo "== pytest tests"; \
 	JUPYTER_GUARD_BIN=$(CURDIR)/bin/guardctl $(VENV)/bin/python -m pytest tests $(PYTEST_ARGS) 2>&1 | tee bin/pytest.log || status=1; \
+	$(E2E_STEP) || status=1; \
 	echo; echo "== summary: go test"; \
 	grep -E '^(ok|FAIL|--- FAIL|panic:|signal: |# )' bin/go-test.log || true; \
+	echo "== summary: e2e"; \
+	$(E2E_SUMMARY); \
 	echo "== summary: pytest"; \
 	grep -E '^(FAILED|ERROR) ' bin/pytest.log || true; \
 	tail -n 1 bin/pytest.log; \

@@ -1,0 +1,88 @@
+// Story 1, in JupyterLab and in Notebook 7: a cell grows memory under a small
+// JUPYTER_GUARD_LIMIT. The user sees the guard's warning under that cell,
+// then the pause notice; doing what it says, pressing the toolbar's
+// interrupt button (■) in JupyterLab, or Kernel > Interrupt Kernel in
+// Notebook 7's menu bar, ends the cell with KeyboardInterrupt, and the next
+// cell still finds the variable defined before: the kernel and its state
+// survived.
+
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { GUARDED, notebook } from './lib/jupyter.mjs';
+import { cell, openNotebook, outputs, prompt, runCell, screenshot, seen, toolbarButton, waitIdle, waitOutput, waitRan } from './lib/browser.mjs';
+import { SCREENSHOTS, story } from './lib/story.mjs';
+
+// The budget, set in the server's environment, which the kernels inherit.
+// An idle ipykernel uses ~70 MiB of it; the warning comes at 80% (480 MiB),
+// the pause at 95% (570 MiB).
+const LIMIT = '600MiB';
+
+const CELLS = [
+  'kept = "defined before the big cell"\nprint(kept)',
+  // Grows 2 MiB at a time, each byte written so it counts in RSS, about
+  // 100 MiB/s at most: slow enough that the guard samples it between the
+  // warning and the pause line even on a busy machine. It stops at 1 GiB:
+  // far past the pause line, harmless to the machine if the guard failed.
+  [
+    'import time',
+    'chunks = []',
+    'for i in range(512):',
+    '    chunks.append(b"x" * (2 << 20))',
+    '    time.sleep(0.02)',
+    'print("the cell finished: jupyter-guard did not stop it")',
+  ].join('\n'),
+  'print(kept)',
+];
+
+for (const ui of ['lab', 'notebook']) {
+  const where = ui === 'lab' ? 'JupyterLab' : 'Notebook 7';
+  story(`memory (${where}): warning, pause notice, ${ui === 'lab' ? '■' : 'Kernel > Interrupt'} keeps the kernel and its variables`, {
+    name: `memory-${ui}`,
+    env: { JUPYTER_GUARD_LIMIT: LIMIT },
+    notebooks: { 'memory.ipynb': notebook(GUARDED, CELLS) },
+  }, async ({ server, page }) => {
+    await openNotebook(page, server, 'memory.ipynb', GUARDED, ui);
+
+    await runCell(page, 0);
+    await waitOutput(page, 0, 'defined before the big cell');
+
+    await runCell(page, 1);
+    // The warning, in the cell, while it runs.
+    const warning = await waitOutput(page, 1, 'jupyter-guard: memory warning.');
+    assert.match(await warning.getAttribute('data-mime-type'), /stderr/);
+    assert.match(await prompt(page, 1).innerText(), /\[\*\]/, 'the cell is still running at the warning');
+
+    // Then the pause notice, which says what to do.
+    const notice = await waitOutput(page, 1, 'jupyter-guard paused the kernel before it ran out of memory.');
+    const text = await notice.innerText();
+    assert.match(text, /Interrupt \(■, or Kernel > Interrupt\): ends this cell; the kernel and its variables survive\./);
+    await notice.scrollIntoViewIfNeeded();
+    if (ui === 'lab') await screenshot(page, join(SCREENSHOTS, 'pause-notice.png'));
+
+    // The user does what it says: in JupyterLab presses ■ in the notebook's
+    // toolbar, in Notebook 7 picks Kernel > Interrupt from the menu bar.
+    if (ui === 'lab') {
+      await toolbarButton(page, 'Interrupt the kernel').click();
+    } else {
+      await page.getByRole('menuitem', { name: 'Kernel', exact: true }).click();
+      await page.getByRole('menuitem', { name: /^Interrupt/ }).click();
+    }
+    await waitOutput(page, 1, 'KeyboardInterrupt');
+    await waitRan(page, 1);
+    await waitIdle(page);
+    const printed = await outputs(page, 1).and(page.locator('[data-mime-type="application/vnd.jupyter.stdout"]')).allInnerTexts();
+    assert.deepEqual(printed, [], 'the guard stopped the cell before it finished');
+
+    // The kernel and its variables survived.
+    await runCell(page, 2);
+    await waitOutput(page, 2, 'defined before the big cell');
+    await waitRan(page, 2);
+    await cell(page, 2).scrollIntoViewIfNeeded();
+    if (ui === 'lab') await screenshot(page, join(SCREENSHOTS, 'pause-interrupted.png'));
+
+    const shown = await seen(page);
+    assert.deepEqual(shown.dialogs, [], 'no dialog opened');
+    const odd = [...shown.statuses, ...shown.indicator].filter((s) => /dead|restarting|unknown/i.test(s));
+    assert.deepEqual(odd, [], 'the kernel status passed through these');
+  });
+}
