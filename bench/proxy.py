@@ -76,15 +76,35 @@ def control_state(proxy_pid):
     return None
 
 
+def kernel_id(km):
+    """The id guardctl knows a kernel by: its connection file's name."""
+    name = os.path.basename(km.connection_file).removesuffix(".json")
+    return name.removeprefix("kernel-")
+
+
 def soak(km, kc, proxy_pid, executes, restarts):
     before = proc_stat(proxy_pid)
     for _ in range(executes):
         run(kc, "pass")
     for _ in range(restarts):
-        subprocess.run(["guardctl", "restart", km.kernel_id], check=True, capture_output=True)
+        subprocess.run(["guardctl", "restart", kernel_id(km)], check=True, capture_output=True)
+        time.sleep(0.5)  # let the old kernel go before asking the new one
         kc.wait_for_ready(timeout=60)
+        run(kc, "pass")
     after = proc_stat(proxy_pid)
     return before, after
+
+
+def report_soak(km, kc):
+    proxy_pid = km.provisioner.process.pid
+    g0 = control_state(proxy_pid)
+    before, after = soak(km, kc, proxy_pid, 10_000, 100)
+    g1 = control_state(proxy_pid)
+    print("soak, 10,000 executes and 100 restarts through one proxy:")
+    for key in ("rss_mib", "fds", "threads"):
+        print(f"  {key:8s} {before[key]:8.1f} -> {after[key]:8.1f}")
+    if g0 and g1:
+        print(f"  goroutines {g0['proxy']['goroutines']:6d} -> {g1['proxy']['goroutines']:6d}")
 
 
 def main():
@@ -95,11 +115,16 @@ def main():
     ap.add_argument("--batch", type=int, default=50)
     ap.add_argument("--big", type=int, default=5, help="50 MB outputs per kernel")
     ap.add_argument("--soak", action="store_true")
+    ap.add_argument("--soak-only", action="store_true", help="skip the comparison")
     args = ap.parse_args()
 
     kernels = {"plain": start_new_kernel(kernel_name=args.plain),
                "guarded": start_new_kernel(kernel_name=args.guarded)}
     try:
+        if args.soak_only:
+            km, kc = kernels["guarded"]
+            report_soak(km, kc)
+            return
         for _, kc in kernels.values():
             for _ in range(50):
                 run(kc, "pass")  # warm up both
@@ -124,14 +149,7 @@ def main():
         print(f"proxy while the kernel is idle for 10 s: {idle1['cpu_s'] - idle0['cpu_s']:.3f} s CPU")
         print(f"proxy RSS now {idle1['rss_mib']:.1f} MiB, peak {idle1['hwm_mib']:.1f} MiB")
         if args.soak:
-            km, kc = kernels["guarded"]
-            before, after = soak(km, kc, proxy_pid, 10_000, 100)
-            print("soak, 10,000 executes and 100 restarts through one proxy:")
-            for key in ("rss_mib", "fds", "threads"):
-                print(f"  {key:8s} {before[key]:8.1f} -> {after[key]:8.1f}")
-            st = control_state(proxy_pid)
-            if st and "proxy" in st:
-                print(f"  goroutines now {st['proxy']['goroutines']}")
+            report_soak(*kernels["guarded"])
     finally:
         for km, kc in kernels.values():
             kc.stop_channels()
