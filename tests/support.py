@@ -12,6 +12,7 @@ import os
 import queue
 import time
 import uuid
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -55,6 +56,25 @@ def wait_until(predicate: Callable[[], Any], timeout: float, what: str, interval
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout}s waiting for {what}")
         time.sleep(interval)
+
+
+# -------------------------------------------------------------- environment
+
+
+@contextmanager
+def as_jupyter_starts_it(**settings):
+    """The environment a kernel gets from Jupyter rather than from pytest,
+    plus the guard's settings. pytest's PYTEST_CURRENT_TEST makes ipykernel
+    leave fds 1 and 2 alone (OutStream's watchfd); in users' kernels they are
+    pipes read by a thread inside the kernel, which dies with it. What a
+    crash leaves behind must reach the proxy in that setting."""
+    import pytest
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.delenv("PYTEST_CURRENT_TEST", raising=False)
+        for name, value in settings.items():
+            mp.setenv(name, str(value))
+        yield
 
 
 # ---------------------------------------------------------------- executing

@@ -19,7 +19,6 @@ import signal
 import subprocess
 import time
 import uuid
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,27 +27,13 @@ import pytest
 from nbclient import NotebookClient
 
 from conftest import REPO, Kernel, Kernels, write_spec
-from support import EXEC_TIMEOUT, Run, children_of, request, wait_until
+from support import EXEC_TIMEOUT, Run, as_jupyter_starts_it, children_of, request, wait_until
 
 CRASH_NOTEBOOK = REPO / "testdata" / "notebooks" / "crash" / "crash.ipynb"
 MiB = 1 << 20
 
 
 # ------------------------------------------------------------- environment
-
-
-@contextmanager
-def as_jupyter_starts_it(**settings):
-    """The environment a kernel gets from Jupyter rather than from pytest,
-    plus the guard's settings. pytest's PYTEST_CURRENT_TEST makes ipykernel
-    leave fds 1 and 2 alone (OutStream's watchfd); in users' kernels they are
-    pipes read by a thread inside the kernel, which dies with it. What a
-    crash leaves behind must reach the proxy in that setting."""
-    with pytest.MonkeyPatch.context() as mp:
-        mp.delenv("PYTEST_CURRENT_TEST", raising=False)
-        for name, value in settings.items():
-            mp.setenv(name, str(value))
-        yield
 
 
 def check_fd2_is_captured(k: Kernel):
