@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"runtime"
+	"time"
 
 	"github.com/jupyter-guard/jupyter-guard/control"
 )
@@ -74,14 +75,24 @@ func (s *Supervisor) Interrupt() error {
 	return nil
 }
 
-// Restart replaces the kernel with a fresh one on the same ports.
+// restartBegun bounds how long Restart waits for the old kernel to go: the
+// supervisor gives it 2 s before SIGKILL, and guardctl's client 5 s in all.
+const restartBegun = 3 * time.Second
+
+// Restart replaces the kernel with a fresh one on the same ports. It
+// returns once the old kernel is gone, so that the state guardctl prints
+// after it is the restart's, not the state of the kernel being replaced.
 func (s *Supervisor) Restart() error {
-	if s.currentProc() == nil && s.gaveUpReport() == nil {
+	old := s.currentProc()
+	if old == nil && s.gaveUpReport() == nil {
 		return errNoKernel
 	}
 	select {
 	case s.actions <- actionRestart:
 	default:
+	}
+	for deadline := time.Now().Add(restartBegun); s.currentProc() == old && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
 	}
 	return nil
 }
