@@ -34,18 +34,19 @@ type kernel struct {
 }
 
 // findKernels reads every control socket in the runtime dir, cleaning up
-// those whose proxy died and saying so on w.
-func findKernels(w io.Writer) ([]kernel, error) {
+// those whose proxy died and saying so on w. skipped counts the sockets it
+// could not read (refused or not answering), each told on w.
+func findKernels(w io.Writer) (ks []kernel, skipped int, err error) {
 	dir, err := kernelspec.RuntimeDir()
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	paths, _ := filepath.Glob(filepath.Join(dir, control.SocketPattern))
-	var out []kernel
 	for _, p := range paths {
 		c, err := control.Open(p)
 		if err != nil {
 			fmt.Fprintf(w, "skipped %s: %v\n", p, err)
+			skipped++
 			continue
 		}
 		st, err := c.State()
@@ -57,18 +58,19 @@ func findKernels(w io.Writer) ([]kernel, error) {
 		}
 		if err != nil {
 			fmt.Fprintf(w, "skipped %s: %v\n", p, err)
+			skipped++
 			continue
 		}
-		out = append(out, kernel{c, st})
+		ks = append(ks, kernel{c, st})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].state.Started.Before(out[j].state.Started) })
-	return out, nil
+	sort.Slice(ks, func(i, j int) bool { return ks[i].state.Started.Before(ks[j].state.Started) })
+	return ks, skipped, nil
 }
 
 // pickKernel finds the one kernel that ref names: a unique prefix of its
 // id, or its notebook's name.
 func pickKernel(ref string) (kernel, error) {
-	ks, err := findKernels(os.Stderr)
+	ks, _, err := findKernels(os.Stderr)
 	if err != nil {
 		return kernel{}, err
 	}
@@ -118,7 +120,7 @@ func runStatus(args []string) error {
 }
 
 func printStatus(w io.Writer, asJSON bool) error {
-	ks, err := findKernels(os.Stderr)
+	ks, skipped, err := findKernels(os.Stderr)
 	if err != nil {
 		return err
 	}
@@ -131,7 +133,12 @@ func printStatus(w io.Writer, asJSON bool) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(states)
 	}
-	if len(ks) == 0 {
+	switch {
+	case len(ks) == 0 && skipped > 0:
+		// A refused socket may well be a running kernel's: do not say none runs.
+		fmt.Fprintf(w, "No guarded kernel could be read: %d control socket(s) skipped, see above.\n", skipped)
+		return nil
+	case len(ks) == 0:
 		fmt.Fprintln(w, "No guarded kernel is running.")
 		return nil
 	}
