@@ -28,6 +28,20 @@ KNOWN_BUGS = {
         "a peer that completes the ZMTP handshake and then announces a 2**62-byte frame makes zmq4 "
         "panic (makeslice: len out of range, zmq4 conn.go:416) and the proxy dies with its kernel; "
         "ipykernel itself survives the same bytes"),
+    "memory-between-cells": (
+        "guardctl status reads a kernel's memory from the ledger's last cell only: a kernel that has run no cell "
+        "shows 0 B, and after `guardctl restart` the memory the old kernel held until a cell runs on the new one "
+        "(the guard keeps its latest measurement between cells but offers no way to read it)"),
+    "first-cell-start-up": (
+        "the guard's first measurement of a kernel is taken as it is exec'd (~6 MiB) and none is taken before its "
+        "first cell, which starts from it: the first cell after a start or restart is charged the ~45 MiB "
+        "ipykernel's start-up takes, and marked as a grower"),
+    "queued-cells": (
+        "the ledger does not look at when a measurement was taken: a cell starts from the guard's latest "
+        "measurement, which for cells run back to back (Run All, queued requests) predates the previous cell's end, "
+        "and a cell can end with a measurement taken before it ended; growth is then counted twice or given to the "
+        "wrong cell (20 queued cells keeping 16 MiB each show 0 to 89 MiB; under load grow.ipynb's 100 MiB cell "
+        "showed +0 B and its 700 MiB cell +800 MiB)"),
 }
 
 
