@@ -53,13 +53,32 @@ func (l *Ledger) Request(id string, header []byte, code string, at time.Time) {
 // before, or the kernel's first. The first measurement after the start
 // comes too late for a cell that grows at once. Its rate is taken from the
 // time of that measurement: growth between cells is spread over the idle
-// time instead of being read as a burst.
+// time instead of being read as a burst. But while the cell before still
+// waits for its end measurement (cells queued back to back, as Run All
+// sends them), the latest one predates that cell's growth: this cell then
+// starts where that one ends, at the next measurement.
 func (l *Ledger) Start(id string, kernel int, at time.Time) {
 	c := l.cell(id)
 	c.State, c.Started, c.Kernel = Running, at, kernel
-	if l.seen {
+	if l.seen && !l.finishing() {
 		c.observe(l.last, l.lastAt, l.counted)
 	}
+}
+
+// finishing tells whether a cell waits for its end measurement.
+func (l *Ledger) finishing() bool {
+	for _, c := range l.cells {
+		if c.State == Finishing {
+			return true
+		}
+	}
+	return false
+}
+
+// Last is the kernel's latest measurement and when it was taken; ok is
+// false before the first (and after the kernel was lost).
+func (l *Ledger) Last() (m Memory, at time.Time, ok bool) {
+	return l.last, l.lastAt, l.seen
 }
 
 // Count records the execution count the kernel gave the cell.

@@ -265,3 +265,23 @@ func TestNoRateOverATinyInterval(t *testing.T) {
 		t.Errorf("rate over 2 ms from the last anchor = %.0f, want 2 MiB / 2 ms", c.Rate)
 	}
 }
+
+func TestQueuedCellsEachGetTheirOwnGrowth(t *testing.T) {
+	l := New(Tree, 0)
+	t0 := time.Now()
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	l.Observe(Memory{Tree: 100}, at(0))
+	l.Request("a", nil, "a = grow()", at(1))
+	l.Request("b", nil, "b = grow()", at(1))
+	l.Start("a", 1, at(2))
+	l.Finish("a", at(10)) // a grew by 50, not measured yet
+	l.Start("b", 1, at(11))
+	l.Observe(Memory{Tree: 150}, at(12)) // a's end, b's start
+	l.Finish("b", at(20))
+	l.Observe(Memory{Tree: 170}, at(21))
+	a, _ := l.Get("a")
+	b, _ := l.Get("b")
+	if a.Growth != 50 || b.Growth != 20 {
+		t.Fatalf("growth a %d b %d, want 50 and 20", a.Growth, b.Growth)
+	}
+}
