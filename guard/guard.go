@@ -38,8 +38,9 @@ type Notifier interface {
 	// Stream posts text into the cell whose execute_request header is
 	// parent, as a stream message named name.
 	Stream(parent []byte, name, text string)
-	// Interrupt interrupts the kernel as the stop button does. The
-	// supervisor calls Guard.Thaw first, as before every interrupt.
+	// Interrupt interrupts the kernel as the stop button does. The guard
+	// has paused the kernel first, so the cell stops growing at once: send
+	// the signal, then call Guard.Thaw, as for the user's interrupt.
 	Interrupt()
 }
 
@@ -208,10 +209,15 @@ func (g *Guard) Paused() bool {
 	return g.paused != ""
 }
 
-// Thaw continues a paused kernel. Call it before every interrupt, restart
-// or shutdown: a stopped kernel takes no signal but SIGKILL and answers no
-// message. The cell is not paused again: that would trap the interrupt
-// (decide.Thawed).
+// Thaw continues a paused kernel. Call it for every interrupt, restart or
+// shutdown: a stopped kernel acts on no signal but SIGKILL and answers no
+// message. For a signal, send it first and thaw after: a stopped process
+// keeps the signal pending and takes it the moment it continues, while
+// thawing first lets the cell run on unchecked until the supervisor gets
+// to send it, which on a busy machine is time enough to allocate hundreds
+// of MiB. For an interrupt_request message, thaw first: the kernel must
+// run to read it. The cell is not paused again: that could trap the
+// interrupt (decide.Thawed).
 func (g *Guard) Thaw() { g.release(decide.Thawed) }
 
 // Resume is guardctl resume: the user lets the paused cell go on. It fails
@@ -326,6 +332,10 @@ func (g *Guard) sampled(s sampler.Sample) time.Duration {
 	// anything, the notices can wait a millisecond, the memory cannot.
 	switch p.decisions[len(p.decisions)-1].Act {
 	case decide.Interrupt:
+		// Stop the growth now; the supervisor's interrupt thaws it.
+		if g.pause(s, p.cell, p.thaws) {
+			p.wait = 0
+		}
 		g.notify.Interrupt()
 	case decide.Pause:
 		if !g.pause(s, p.cell, p.thaws) {
@@ -370,14 +380,23 @@ func (g *Guard) plan(s sampler.Sample) (plan, bool) {
 	}
 	b := g.budget
 	used := mem.Of(b.Figure)
-	in := decide.Input{Used: used, Start: cell.Start.Of(b.Figure), Rate: cell.Rate, Done: doneIn(cell), Horizon: sampler.PushLatency}
+	// The horizon includes how long this process was lately kept from
+	// running: on a busy machine the next look comes that much later.
+	in := decide.Input{Used: used, Start: cell.Start.Of(b.Figure), Rate: cell.Rate, Done: doneIn(cell),
+		Horizon: sampler.PushLatency + s.Lag}
 	room, pending := decide.Headroom(b, in)
-	armed := g.smp.Arm(threshold(s, room, pending)...)
+	if b.Figure == ledger.Cgroup {
+		g.smp.Arm(decide.Rungs(b)) // a no-op but for a new budget
+	}
+	// Pushed thresholds cover the next trigger if one lies between the
+	// cgroup's usage and where the trigger is reached.
+	covered := s.NextRung != 0 && s.NextRung <= s.Cgroup.Bytes+room
 	p := plan{wait: sampler.MaxWait, cell: cell.MsgID, header: cell.Header(), thaws: g.thaws}
 	// Decide looks at least as far ahead as Headroom did, so it acts
 	// whenever no room is left.
 	if pending {
-		p.wait, in.Horizon = sampler.Pace(room, cell.Fastest, armed && b.Figure == ledger.Cgroup)
+		p.wait, in.Horizon = sampler.Pace(room, cell.Fastest, covered && b.Figure == ledger.Cgroup)
+		in.Horizon += s.Lag
 	}
 	in.Horizon += s.Cost
 	p.decisions = decide.Decide(b, in)
@@ -434,18 +453,6 @@ func (g *Guard) pause(s sampler.Sample, id string, thaws int) bool {
 	g.log.Printf("memory guard: paused kernel pid %d: %d processes stopped in %v (%d scans), %v after the sample",
 		s.Root, r.Stopped, took, r.Scans, time.Since(s.Time))
 	return true
-}
-
-// threshold is the cgroup usage at which the kernel should wake the
-// sampler: where the budget's figure would reach the point Decide acts at
-// if everything else in the cgroup stayed put. A cgroup's usage grows with
-// the tree's RSS and with its working set, so the wake-up comes there or
-// before, never after. None when there is no cgroup or nothing to wait for.
-func threshold(s sampler.Sample, room uint64, pending bool) []uint64 {
-	if !s.HasCgroup || !pending {
-		return nil
-	}
-	return []uint64{s.Cgroup.Bytes + room}
 }
 
 // doneIn is what the guard already did in cell c, as decide counts it.

@@ -85,9 +85,10 @@ type Decision struct {
 }
 
 // Reaction is the time the guard allows itself from a measurement to a
-// stopped tree: a wake-up, a sample, the SIGSTOPs, and, on a loaded
-// machine, waiting for a CPU, which takes tens of milliseconds at times on
-// two busy cores. A cell growing at 4 GB/s covers 80 MB in that time.
+// stopped tree: a wake-up, a sample, the SIGSTOPs, and some waiting for a
+// CPU. A cell growing at 4 GB/s covers 80 MB in that time. On a busy
+// machine the wait for a CPU can be far longer (100 ms was seen on two
+// loaded cores); the guard measures it and adds it to the horizon.
 const Reaction = 20 * time.Millisecond
 
 // Margin is how far below an action line the guard acts on a cell growing
@@ -155,6 +156,25 @@ func Headroom(b Budget, in Input) (uint64, bool) {
 		}
 	}
 	return room, found
+}
+
+// RungsPerGap is how many pushed thresholds the guard wants between the
+// warning line and the limit: a cell growing across them is measured at
+// every (Limit-Warn)/RungsPerGap of growth (19 MiB for a 1.5 GiB budget
+// warned at 80%), whatever the pace of the timer.
+const RungsPerGap = 16
+
+// Rungs are the usages at which the guard wants to be woken: the warning
+// line, then evenly up to the limit. They are in the budget's figure; for
+// the cgroup's working set they serve as well on its raw usage, which is
+// never below it, so the wake-up comes at the rung or before.
+func Rungs(b Budget) []uint64 {
+	rungs := make([]uint64, 0, RungsPerGap)
+	step := (b.Limit - b.Warn) / RungsPerGap
+	for i := range uint64(RungsPerGap) {
+		rungs = append(rungs, b.Warn+i*step)
+	}
+	return rungs
 }
 
 // Line is the action line after acted actions: the pause threshold, then

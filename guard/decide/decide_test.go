@@ -145,3 +145,20 @@ func TestTally(t *testing.T) {
 		}
 	}
 }
+
+func TestRungs(t *testing.T) {
+	b := budget(config.Pause)
+	rungs := Rungs(b)
+	if len(rungs) != RungsPerGap || rungs[0] != b.Warn || rungs[len(rungs)-1] >= b.Limit {
+		t.Fatalf("rungs %v for %+v", rungs, b.Budget)
+	}
+	step := rungs[1] - rungs[0]
+	for i := 1; i < len(rungs); i++ {
+		if rungs[i]-rungs[i-1] != step {
+			t.Errorf("uneven rungs %v", rungs)
+		}
+	}
+	if step != (b.Limit-b.Warn)/RungsPerGap {
+		t.Errorf("step %d", step)
+	}
+}

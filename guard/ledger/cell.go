@@ -76,10 +76,11 @@ func (c *Cell) Last() Memory { return c.last }
 const rateWindow = time.Second
 
 // minRateInterval is the shortest interval a rate is taken over. Samples
-// can land microseconds apart (a kick right after a timed sample); a few
-// hundred KiB of jitter over such an interval reads as a growth of
-// hundreds of GiB/s.
-const minRateInterval = time.Millisecond
+// can land microseconds apart (a kick right after a timed sample), and a
+// cell that allocates in blocks grows at page-fault speed (10 GiB/s with
+// huge pages) for a few milliseconds, then not at all: over shorter
+// intervals the rate reads those bursts, not the cell's growth.
+const minRateInterval = 10 * time.Millisecond
 
 // observe records one measurement, counted on figure f.
 func (c *Cell) observe(m Memory, at time.Time, f Figure) {

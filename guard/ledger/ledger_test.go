@@ -251,7 +251,7 @@ func TestStartTakesTheLatestMeasurement(t *testing.T) {
 	}
 }
 
-func TestNoRateOverATinyInterval(t *testing.T) {
+func TestNoRateOverAShortInterval(t *testing.T) {
 	l := New(Tree, 0)
 	l.Start("a", 1, at(0))
 	l.Observe(Memory{Tree: 100 * mib}, at(0))
@@ -260,9 +260,13 @@ func TestNoRateOverATinyInterval(t *testing.T) {
 	if c.Fastest != 0 || c.Rate != 0 || c.Last().Tree != 101*mib || c.Growth != mib {
 		t.Errorf("after 20 µs: fastest %.0f, rate %.0f, last %d, growth %d", c.Fastest, c.Rate, c.Last().Tree, c.Growth)
 	}
-	l.Observe(Memory{Tree: 102 * mib}, at(2))
-	if c, _ = l.Get("a"); c.Rate != 2*mib/0.002 {
-		t.Errorf("rate over 2 ms from the last anchor = %.0f, want 2 MiB / 2 ms", c.Rate)
+	l.Observe(Memory{Tree: 102 * mib}, at(5))
+	if c, _ = l.Get("a"); c.Rate != 0 {
+		t.Errorf("rate over 5 ms = %.0f, want none yet", c.Rate)
+	}
+	l.Observe(Memory{Tree: 103 * mib}, at(12))
+	if c, _ = l.Get("a"); c.Rate != 3*mib/0.012 {
+		t.Errorf("rate over 12 ms from the last anchor = %.0f, want 3 MiB / 12 ms", c.Rate)
 	}
 }
 

@@ -59,10 +59,11 @@ func Paused(f Facts) string {
 		head,
 		"  "+f.usage()+";",
 		"  "+f.reached("pause")+".",
-		"Left running, the kernel would be killed by the OOM killer and its variables lost. Choose one:",
-		"  Interrupt (■, or Kernel > Interrupt): ends this cell; the kernel and its variables survive.",
-		"  guardctl resume: "+resume,
-		"  Restart the kernel: gives all its memory back; its variables are lost.",
+		"Left running, the kernel would be killed by the OOM killer and its variables lost.",
+		"Choose one:",
+		"  Interrupt (■, or Kernel > Interrupt Kernel): ends this cell; the kernel and its variables survive.",
+		"  Run guardctl resume in a terminal: "+resume,
+		"  Restart the kernel (Kernel > Restart Kernel): gives all its memory back; its variables are lost.",
 	)
 }
 
@@ -164,4 +165,7 @@ func subject(f ledger.Figure) string {
 
 func size(n uint64) string { return units.FormatBytes(n) }
 
-func lines(l ...string) string { return strings.Join(l, "\n") + "\n" }
+// lines joins a notice's lines. It starts with an empty line: a notebook
+// runs consecutive stderr output together, and each notice must stand out
+// from what the cell printed before it.
+func lines(l ...string) string { return "\n" + strings.Join(l, "\n") + "\n" }

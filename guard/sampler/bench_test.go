@@ -75,7 +75,12 @@ func pauseOnce(b *testing.B, grow string, inCgroup bool) (over, react, room floa
 		wrap, env = grp.Wrap, nil
 	}
 	logs := &syncBuffer{}
-	f := growtest.Guarded(b, env, wrap, log.New(logs, "", 0))
+	b.Cleanup(func() {
+		if b.Failed() {
+			b.Logf("the guard's log:\n%s", logs)
+		}
+	})
+	f := growtest.Guarded(b, env, wrap, log.New(logs, "", log.Lmicroseconds))
 	f.Cell(b, "warm", "ping") // the kernel's first measurement
 	f.Finish(b, "warm", "pong")
 	f.Cell(b, "big", grow)

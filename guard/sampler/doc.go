@@ -6,7 +6,10 @@
 // until a cell starts (Kick) and takes no sample until the next one once
 // the handler says the kernel is idle. During a cell the handler sets the
 // pace (see Pace): long sleeps far from the next threshold, a few
-// milliseconds close to it. Pushed events from the kernel's cgroup (v1
-// usage thresholds armed at the guard's lines, v1 OOM notifications, v2
-// memory.events and PSI) wake the loop at once.
+// milliseconds close to it. Pushed events from the kernel's cgroup wake the
+// loop at once: on v1 a ladder of usage thresholds the guard asks for (see
+// Sampler.Arm) and OOM notifications, on v2 changes of memory.events and
+// memory pressure (PSI). The loop also measures how late its own timers
+// fire (Sample.Lag): on a busy machine the guard plans for being kept from
+// running that long.
 package sampler

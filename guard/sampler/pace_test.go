@@ -46,3 +46,22 @@ func TestParseMeminfo(t *testing.T) {
 		t.Errorf("live /proc/meminfo: %v", err)
 	}
 }
+
+func TestLagDecays(t *testing.T) {
+	var l lag
+	if l.now() != 0 {
+		t.Fatal("lag before any late wake-up")
+	}
+	l.late(100 * time.Millisecond)
+	if got := l.now(); got > 100*time.Millisecond || got < 99*time.Millisecond {
+		t.Errorf("lag right after a 100 ms late wake-up = %v", got)
+	}
+	l.at = l.at.Add(-lagMemory) // as if lagMemory had passed
+	if got := l.now(); got > 50*time.Millisecond || got < 49*time.Millisecond {
+		t.Errorf("lag one lagMemory later = %v, want half", got)
+	}
+	l.late(10 * time.Millisecond) // a smaller one does not erase it
+	if got := l.now(); got < 49*time.Millisecond {
+		t.Errorf("lag after a smaller late wake-up = %v", got)
+	}
+}

@@ -44,12 +44,16 @@ type Sample struct {
 	// measured with each scan of the tree and repeated in between: it is
 	// recorded, not guarded, and NVML calls are slow.
 	GPU uint64
-	// Armed says pushed usage thresholds are in place (cgroup v1): the
-	// kernel will wake the sampler when the cgroup's usage crosses one.
-	Armed bool
-	Woken Wake
+	// NextRung is the lowest usage threshold in place above Cgroup.Bytes
+	// (cgroup v1, see Sampler.Arm): the kernel wakes the sampler when the
+	// cgroup's usage reaches it. 0 if there is none.
+	NextRung uint64
+	Woken    Wake
 	// Cost is how long the measurement took.
 	Cost time.Duration
+	// Lag is how late the sampler's timers have fired lately (see lag):
+	// how long the guard can be kept from running on a busy machine.
+	Lag time.Duration
 }
 
 // treeMaxAge is how long a scan of the tree is reused. A full scan reads
@@ -62,7 +66,9 @@ const treeMaxAge = 250 * time.Millisecond
 func (s *Sampler) measure(t *target, why Wake) Sample {
 	now := time.Now()
 	var err error
-	if why == Kicked || now.Sub(t.scanned) >= treeMaxAge || len(t.pids) == 0 {
+	// A pushed wake-up is urgent: it measures the tree it knows. The freeze
+	// scans the tree itself.
+	if len(t.pids) == 0 || why != Pushed && (why == Kicked || now.Sub(t.scanned) >= treeMaxAge) {
 		var pids []int
 		if pids, err = s.opts.Tree(t.root); err != nil {
 			t.complain(s.log, "scan the process tree", err)
@@ -89,7 +95,9 @@ func (s *Sampler) measure(t *target, why Wake) Sample {
 	if smp.Host, err = hostUsed(); err != nil {
 		t.complain(s.log, "read the host's memory", err)
 	}
-	smp.Armed = t.armed != nil
+	if t.ladder != nil && smp.HasCgroup {
+		smp.NextRung = t.ladder.next(smp.Cgroup.Bytes)
+	}
 	smp.Cost = time.Since(now)
 	return smp
 }

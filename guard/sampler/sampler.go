@@ -2,7 +2,6 @@ package sampler
 
 import (
 	"log"
-	"slices"
 	"sync"
 	"time"
 
@@ -45,7 +44,8 @@ type target struct {
 	root     int
 	group    *cgroup.Group
 	notifier *cgroup.Notifier // nil if the group pushes nothing
-	armed    []uint64         // thresholds in place, nil if none
+	ladder   *ladder          // nil unless the group takes usage thresholds (v1)
+	closed   sync.Once
 	pids     []int
 	scanned  time.Time
 	gpu      uint64          // at the last scan
@@ -80,6 +80,9 @@ func (s *Sampler) Attach(pid int, group *cgroup.Group) {
 	if group != nil {
 		t.notifier = s.notify(group)
 	}
+	if t.notifier != nil && group.Version == cgroup.V1 {
+		t.ladder = newLadder(t.notifier, s.log)
+	}
 	s.swap(t)
 }
 
@@ -113,9 +116,23 @@ func (s *Sampler) swap(t *target) {
 	old := s.target
 	s.target = t
 	s.mu.Unlock()
-	if old != nil && old.notifier != nil {
-		old.notifier.Close()
+	if old != nil {
+		old.closeNotifier()
 	}
+}
+
+// closeNotifier stops the target's pushed events, once: the loop does when
+// the notifier fails, Detach when the kernel goes.
+func (t *target) closeNotifier() (err error) {
+	t.closed.Do(func() {
+		if t.ladder != nil {
+			t.ladder.stop()
+		}
+		if t.notifier != nil {
+			err = t.notifier.Close()
+		}
+	})
+	return err
 }
 
 // Kick takes a sample now. It never blocks.
@@ -126,37 +143,14 @@ func (s *Sampler) Kick() {
 	}
 }
 
-// armSlack is how far armed thresholds may be from the asked ones before
-// they are armed again: re-arming costs an eventfd and a cgroup write each.
-const armSlack = 1 << 20
-
-// Arm asks the kernel's cgroup to wake the sampler when its usage crosses
-// any of thresholds (bytes of memory.usage_in_bytes, cgroup v1), and
-// reports whether they are in place. Call it from the Handler.
-func (s *Sampler) Arm(thresholds ...uint64) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	t := s.target
-	if t == nil || t.notifier == nil || t.group.Version != cgroup.V1 {
-		return false // v2 has no usage thresholds
+// Arm asks the kernel's cgroup to wake the sampler whenever its usage
+// (bytes of memory.usage_in_bytes, cgroup v1) crosses one of rungs. The
+// rungs are armed in the background; Sample.NextRung tells which are in
+// place. Call it from the Handler.
+func (s *Sampler) Arm(rungs []uint64) {
+	if t := s.current(); t != nil && t.ladder != nil {
+		t.ladder.ask(rungs)
 	}
-	if t.armed != nil && near(t.armed, thresholds) {
-		return true
-	}
-	if err := t.notifier.Arm(thresholds...); err != nil {
-		t.complain(s.log, "arm cgroup usage thresholds", err)
-		t.armed = nil
-		return false
-	}
-	t.armed = slices.Clone(thresholds)
-	if t.armed == nil {
-		t.armed = []uint64{}
-	}
-	return true
-}
-
-func near(a, b []uint64) bool {
-	return slices.EqualFunc(a, b, func(x, y uint64) bool { return max(x, y)-min(x, y) <= armSlack })
 }
 
 // Close stops the sampler and waits for its loop to end.
@@ -179,11 +173,14 @@ func (s *Sampler) run() {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	var wait time.Duration // 0: idle
+	var due time.Time      // when the timer should fire
+	var lag lag
 	for {
 		t := s.current()
 		var tick <-chan time.Time
 		var events <-chan cgroup.Event
 		if wait > 0 {
+			due = time.Now().Add(wait)
 			timer.Reset(wait)
 			tick = timer.C
 			if t != nil && t.notifier != nil {
@@ -201,6 +198,7 @@ func (s *Sampler) run() {
 			}
 		case <-tick:
 			why = Timed
+			lag.late(time.Since(due))
 		case _, ok := <-events:
 			why = Pushed
 			if !ok {
@@ -212,20 +210,19 @@ func (s *Sampler) run() {
 			wait = 0
 			continue
 		}
-		wait = s.handle(s.measure(t, why))
+		smp := s.measure(t, why)
+		smp.Lag = lag.now()
+		wait = s.handle(smp)
 	}
 }
 
 // pushFailed drops a notifier whose loop ended, so the sampler paces itself
 // as if nothing pushed.
 func (s *Sampler) pushFailed(t *target) {
+	t.complain(s.log, "cgroup notifier", t.closeNotifier())
 	s.mu.Lock()
-	n := t.notifier
-	t.notifier, t.armed = nil, nil
+	t.notifier, t.ladder = nil, nil
 	s.mu.Unlock()
-	if n != nil {
-		t.complain(s.log, "cgroup notifier", n.Close())
-	}
 }
 
 func drain(events <-chan cgroup.Event) {

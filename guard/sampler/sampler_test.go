@@ -108,37 +108,35 @@ func TestDetachedSamplerMeasuresNothing(t *testing.T) {
 
 // TestPushedThresholdWakesTheSampler needs the kernel's wake-up: the
 // handler asks for an hour's wait, so only a pushed event can bring the
-// second sample.
+// last sample.
 func TestPushedThresholdWakesTheSampler(t *testing.T) {
 	g := cgrouptest.New(t, 1<<30)
 	p := growtest.Start(t, g.Wrap)
 	h := start(t, sampler.Options{})
 	h.s.Attach(p.Pid, g.Cgroup())
 	h.s.Kick()
-	var armed bool
-	first := h.next(func(s *sampler.Sampler) time.Duration {
-		armed = s.Arm(0, 0) // replaced below: proves re-arming works
-		return time.Hour
-	})
-	if !armed {
-		t.Fatal("could not arm thresholds on a cgroup v1 group")
+	var rung uint64
+	first := h.next(func(s *sampler.Sampler) time.Duration { return time.Hour })
+	if !first.HasCgroup || first.NextRung != 0 {
+		t.Fatalf("first sample: cgroup %v, next rung %d before any was armed", first.HasCgroup, first.NextRung)
 	}
-	if !first.HasCgroup {
-		t.Fatal("no cgroup usage in the sample")
+	rung = first.Cgroup.Bytes + 64*mib
+	// Arming runs in the background: kick until the rung shows.
+	for armed := false; !armed; {
+		h.s.Kick()
+		s := h.next(func(s *sampler.Sampler) time.Duration {
+			s.Arm([]uint64{rung, rung + 512*mib})
+			return time.Hour
+		})
+		armed = s.NextRung == rung
 	}
-	// Arm 64 MiB above the current usage, then grow by 128 MiB.
-	h.s.Kick()
-	h.next(func(s *sampler.Sampler) time.Duration {
-		s.Arm(first.Cgroup.Bytes + 64*mib)
-		return time.Hour
-	})
 	p.Send(t, "grow 16 0 128")
 	s := h.next(idle)
-	if s.Woken != sampler.Pushed || !s.Armed {
-		t.Errorf("woken %v (armed %v), want pushed", s.Woken, s.Armed)
+	if s.Woken != sampler.Pushed {
+		t.Errorf("woken %v, want pushed", s.Woken)
 	}
-	if s.Cgroup.Bytes < first.Cgroup.Bytes+64*mib {
-		t.Errorf("woken at %d MiB, below the threshold at %d MiB", s.Cgroup.Bytes/mib, (first.Cgroup.Bytes+64*mib)/mib)
+	if s.Cgroup.Bytes < rung || s.NextRung != rung+512*mib {
+		t.Errorf("woken at %d MiB with the next rung at %d MiB, armed at %d MiB", s.Cgroup.Bytes/mib, s.NextRung/mib, rung/mib)
 	}
 	p.Expect(t, "done")
 }

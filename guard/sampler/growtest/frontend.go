@@ -41,10 +41,11 @@ func (f *Frontend) Interrupt() {
 	f.Button()
 }
 
-// Button is the ■ button: thaw, then SIGINT to the kernel's group.
+// Button is the ■ button: SIGINT to the kernel's group, then thaw (see
+// guard.Guard.Thaw for the order).
 func (f *Frontend) Button() {
-	f.G.Thaw()
 	syscall.Kill(-f.P.Pid, syscall.SIGINT)
+	f.G.Thaw()
 }
 
 // Guarded runs grow.py as the kernel (inside wrap's cgroup if given) under a
