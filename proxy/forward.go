@@ -97,6 +97,13 @@ func (p *Proxy) fromKernel(k *kernelSockets, ch Channel, iopubSeen chan struct{}
 				if json.Unmarshal(m.Content, &c) == nil {
 					p.inflight.status(parent.MsgID, m.Parent, c.State)
 				}
+				if c.State == "starting" {
+					// To the frontends the proxy is the kernel, and it says
+					// itself when it (re)starts and when it is ready; a
+					// child's own late "starting" would leave JupyterLab
+					// showing Starting after the proxy said idle.
+					continue
+				}
 			}
 		}
 		p.hooks.FromKernel(ch, m, h, parent)

@@ -60,9 +60,9 @@ func Paused(f Facts) string {
 		"  "+f.usage()+";",
 		"  "+f.reached("pause")+".",
 		"Left running, the kernel would be killed by the OOM killer and its variables lost.",
-		"Choose one:",
+		"Choose one (guardctl runs in a terminal):",
 		"  Interrupt (■, or Kernel > Interrupt Kernel): ends this cell; the kernel and its variables survive.",
-		"  Run guardctl resume in a terminal: "+resume,
+		"  guardctl resume: "+resume,
 		"  Restart the kernel (Kernel > Restart Kernel): gives all its memory back; its variables are lost.",
 	)
 }

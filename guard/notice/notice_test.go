@@ -74,15 +74,20 @@ func TestGolden(t *testing.T) {
 	}
 }
 
-// checkShape holds every notice to the same form: it names jupyter-guard
-// on its first line, ends with a newline, and stays short.
+// checkShape holds every notice to the same form: an empty line to set it
+// apart from the cell's own output, then a line naming jupyter-guard; it
+// ends with a newline and stays short.
 func checkShape(t *testing.T, text string) {
 	t.Helper()
-	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	body, apart := strings.CutPrefix(text, "\n")
+	if !apart {
+		t.Errorf("does not start with an empty line: %q", text)
+	}
+	lines := strings.Split(strings.TrimSuffix(body, "\n"), "\n")
 	if !strings.HasPrefix(lines[0], "jupyter-guard") {
 		t.Errorf("first line does not name jupyter-guard: %q", lines[0])
 	}
-	if len(lines) > 7 {
+	if len(lines) > 8 {
 		t.Errorf("%d lines; a notice must stay short", len(lines))
 	}
 	for _, l := range lines {
