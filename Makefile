@@ -64,6 +64,10 @@ e2e: build venvs e2e-deps
 	$(E2E_SUMMARY); \
 	exit $$status
 
+# The README's screenshots: the e2e stories, saving into docs/screenshots.
+screenshots:
+	$(MAKE) e2e E2E_SCREENSHOTS=docs/screenshots
+
 # Every step runs even when an earlier one fails, so one run shows all the
 # failures; the exit status is non-zero if any step failed. go test's
 # per-package lines, the e2e stories' lines and counts, and pytest's closing

@@ -11,7 +11,7 @@ import { cell, kernelStatus, openNotebook, runCell, screenshot, seen, waitIdle, 
 import { SCREENSHOTS, story } from './lib/story.mjs';
 
 // Long enough for a restart on a busy machine (it takes well under a second
-// here); bounded because the todo below fails by waiting it out.
+// here).
 const SETTLE_TIMEOUT = 30_000;
 
 const CELLS = [
@@ -46,10 +46,7 @@ for (const ui of ['lab', 'notebook']) {
 
     // The guard restarts the kernel by itself; the indicator should settle
     // on idle with nothing more from the user.
-    await t.test('the kernel indicator settles on idle after the restart, before the next cell', {
-      todo: 'the guard\'s "idle" after the restart can reach the page before the new ipykernel\'s own '
-        + '"starting" status, which JupyterLab then shows until the next cell runs (seen in about 1 run of 3)',
-    }, async () => {
+    await t.test('the kernel indicator settles on idle after the restart, before the next cell', async () => {
       await waitIdle(page, SETTLE_TIMEOUT);
       if (ui === 'lab') {
         await kernelStatus(page).filter({ hasText: 'Python 3 (guarded) | Idle' }).waitFor({ timeout: SETTLE_TIMEOUT });

@@ -9,7 +9,12 @@ import { join } from 'node:path';
 import { launchBrowser, screenshot, seen } from './browser.mjs';
 import { REPO, startJupyter } from './jupyter.mjs';
 
-export const SCREENSHOTS = join(REPO, 'docs', 'screenshots');
+// The stories' screenshots go to bin/e2e/screenshots, so a test run leaves
+// the tree clean; `make screenshots` (E2E_SCREENSHOTS=docs/screenshots)
+// refreshes the ones the README shows.
+export const SCREENSHOTS = process.env.E2E_SCREENSHOTS
+  ? join(REPO, process.env.E2E_SCREENSHOTS)
+  : join(REPO, 'bin', 'e2e', 'screenshots');
 
 /**
  * Declares a test named title that runs body({ server, page, browser }).
