@@ -43,7 +43,7 @@ E2E_STEP = echo "== e2e stories (headless Chromium)"; \
 E2E_SUMMARY = sed -n '/^✖ failing tests:/q;p' bin/e2e-test.log | grep -E '^(✔|✖|e2e:) ' || true; \
 	grep -E '^ℹ (tests|pass|fail|cancelled|todo|duration_ms) ' bin/e2e-test.log || true
 
-.PHONY: build test e2e venvs e2e-deps
+.PHONY: build test e2e venvs e2e-deps screenshots
 
 build:
 	$(GO) build -o bin/guardctl ./cmd/guardctl
@@ -65,6 +65,7 @@ e2e: build venvs e2e-deps
 	exit $$status
 
 # The README's screenshots: the e2e stories, saving into docs/screenshots.
+export E2E_SCREENSHOTS
 screenshots:
 	$(MAKE) e2e E2E_SCREENSHOTS=docs/screenshots
 
