@@ -9,18 +9,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jupyter-guard/jupyter-guard/internal/testenv"
 	"github.com/jupyter-guard/jupyter-guard/kernelspec"
 )
 
-// testPython is the interpreter of a venv with ipykernel.
-func testPython(t *testing.T) string {
-	t.Helper()
-	py := os.Getenv("JUPYTER_GUARD_TEST_PYTHON")
-	if py == "" {
-		t.Skip("JUPYTER_GUARD_TEST_PYTHON is unset; set it to the python of a venv with ipykernel to run the client against a real kernel")
-	}
-	return py
-}
+// testPython is the interpreter of the test venv; the test is skipped without it.
+func testPython(t *testing.T) string { return testenv.Python(t, "ipykernel") }
 
 // ipykernelSpec is a kernelspec for ipykernel on py.
 func ipykernelSpec(t *testing.T, py string) *kernelspec.KernelSpec {

@@ -5,6 +5,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/jupyter-guard/jupyter-guard/internal/testenv"
 )
 
 // jupyterVars are the variables that move Jupyter's directories.
@@ -48,15 +50,8 @@ func readFixture(t *testing.T, fixture string) *KernelSpec {
 	return spec
 }
 
-// testPython is the interpreter of a venv with the real Jupyter stack.
-func testPython(t *testing.T) string {
-	t.Helper()
-	py := os.Getenv("JUPYTER_GUARD_TEST_PYTHON")
-	if py == "" {
-		t.Skip("JUPYTER_GUARD_TEST_PYTHON is unset; set it to the python of a venv with jupyter_client and ipykernel to compare with the real Jupyter")
-	}
-	return py
-}
+// testPython is the interpreter of the test venv; the test is skipped without it.
+func testPython(t *testing.T) string { return testenv.Python(t, "jupyter_client and ipykernel") }
 
 // runPython runs a script on the test interpreter in the current
 // environment and returns its standard output.

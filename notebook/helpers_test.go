@@ -5,18 +5,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/jupyter-guard/jupyter-guard/internal/testenv"
 )
 
-// testPython is the interpreter of a venv with nbformat, the reference
-// every written notebook is compared with.
-func testPython(t *testing.T) string {
-	t.Helper()
-	py := os.Getenv("JUPYTER_GUARD_TEST_PYTHON")
-	if py == "" {
-		t.Skip("JUPYTER_GUARD_TEST_PYTHON is unset; set it to the python of a venv with nbformat to compare with what nbformat writes")
-	}
-	return py
-}
+// testPython is the interpreter of the test venv; the test is skipped without it.
+func testPython(t *testing.T) string { return testenv.Python(t, "nbformat") }
 
 // nbformatRewrite is what nbformat writes after reading path.
 func nbformatRewrite(t *testing.T, py, path string) []byte {
