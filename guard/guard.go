@@ -154,9 +154,20 @@ func (g *Guard) Attach(kernelPid int) {
 	}
 	g.ledger.Lose()
 	g.kernel, g.paused = kernelPid, ""
+	b := g.budget
 	g.mu.Unlock()
 	g.smp.Attach(kernelPid, grp)
+	g.arm(b)
 	g.smp.Kick() // the memory the first cell starts from
+}
+
+// arm asks for pushed wake-ups from the warning line to the limit when the
+// budget is the cgroup's; rungs take a while to arm, so the guard asks as
+// soon as it knows them, and again with each sample (which costs nothing).
+func (g *Guard) arm(b decide.Budget) {
+	if b.Figure == ledger.Cgroup {
+		g.smp.Arm(decide.Rungs(b))
+	}
 }
 
 // Detach stops guarding the kernel: it died or was stopped. Nothing is
@@ -385,9 +396,7 @@ func (g *Guard) plan(s sampler.Sample) (plan, bool) {
 	in := decide.Input{Used: used, Start: cell.Start.Of(b.Figure), Rate: cell.Rate, Done: doneIn(cell),
 		Horizon: sampler.PushLatency + s.Lag}
 	room, pending := decide.Headroom(b, in)
-	if b.Figure == ledger.Cgroup {
-		g.smp.Arm(decide.Rungs(b)) // a no-op but for a new budget
-	}
+	g.arm(b)
 	// Pushed thresholds cover the next trigger if one lies between the
 	// cgroup's usage and where the trigger is reached.
 	covered := s.NextRung != 0 && s.NextRung <= s.Cgroup.Bytes+room

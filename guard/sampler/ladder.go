@@ -20,9 +20,8 @@ type ladder struct {
 	want chan []uint64 // the latest rungs asked for; one slot, latest wins
 	quit chan struct{}
 
-	asked []uint64 // touched by the sampling loop only
-
 	mu    sync.Mutex
+	asked []uint64
 	armed []uint64 // sorted; nil while none are in place
 }
 
@@ -34,6 +33,8 @@ func newLadder(n *cgroup.Notifier, logger *log.Logger) *ladder {
 
 // ask arms rungs instead of the current ones, soon. It never blocks.
 func (l *ladder) ask(rungs []uint64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	if slices.Equal(rungs, l.asked) {
 		return
 	}
@@ -73,6 +74,11 @@ func (l *ladder) run() {
 				l.armed = slices.Sorted(slices.Values(rungs))
 			}
 			l.mu.Unlock()
+			select {
+			case <-l.quit: // the group may be gone: its errors say nothing
+				return
+			default:
+			}
 			if err != nil && !told {
 				told = true
 				l.log.Printf("memory guard: no usage thresholds, sampling on a timer only: %v", err)

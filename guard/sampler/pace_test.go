@@ -15,9 +15,9 @@ func TestPace(t *testing.T) {
 		pushed        bool
 		wait, horizon time.Duration
 	}{
-		{"far from the line", 20 << 30, 0, false, MaxWait, MaxWait},
-		{"1 GiB left at the assumed 6 GiB/s", 1 << 30, 0, false, time.Second / 12, time.Second / 12},
-		{"1 GiB left, seen growing at 12 GiB/s", 1 << 30, 12 << 30, false, time.Second / 24, time.Second / 24},
+		{"far from the line", 40 << 30, 0, false, MaxWait, MaxWait},
+		{"1 GiB left at the assumed 16 GiB/s", 1 << 30, 0, false, time.Second / 32, time.Second / 32},
+		{"1 GiB left, seen growing at 32 GiB/s", 1 << 30, 32 << 30, false, time.Second / 64, time.Second / 64},
 		{"a few MiB left", 4 * mib, 1.6 * (1 << 30), false, MinWait, MinWait},
 		{"at the line", 0, 0, false, MinWait, MinWait},
 		{"pushed, far", 1 << 30, 0, true, MaxWait, PushLatency},

@@ -145,8 +145,10 @@ func (s *Sampler) Kick() {
 
 // Arm asks the kernel's cgroup to wake the sampler whenever its usage
 // (bytes of memory.usage_in_bytes, cgroup v1) crosses one of rungs. The
-// rungs are armed in the background; Sample.NextRung tells which are in
-// place. Call it from the Handler.
+// rungs are armed in the background, which takes a while (the kernel waits
+// for an RCU grace period on each); Sample.NextRung tells which are in
+// place. Ask early, when the kernel attaches: asking again for the same
+// rungs costs nothing.
 func (s *Sampler) Arm(rungs []uint64) {
 	if t := s.current(); t != nil && t.ladder != nil {
 		t.ladder.ask(rungs)
