@@ -104,11 +104,6 @@ func TestFreezeCatchesForksInFlight(t *testing.T) {
 	if again := tree(t, p.Pid); !slices.Equal(again, all) {
 		t.Errorf("the frozen tree changed: %v, then %v", all, again)
 	}
-	for _, pid := range all {
-		if !slices.Contains(f.Pids(), pid) {
-			t.Errorf("pid %d is in the tree but the freezer did not stop it", pid)
-		}
-	}
 }
 
 func TestThawSkipsTheDead(t *testing.T) {

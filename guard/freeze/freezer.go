@@ -154,14 +154,3 @@ func (f *Freezer) Frozen() bool {
 	defer f.mu.Unlock()
 	return len(f.stopped) > 0
 }
-
-// Pids returns the processes the freezer stopped.
-func (f *Freezer) Pids() []int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	pids := make([]int, len(f.stopped))
-	for i, p := range f.stopped {
-		pids[i] = p.pid
-	}
-	return pids
-}

@@ -32,9 +32,6 @@ func New(counted Figure, capacity int) *Ledger {
 	return &Ledger{counted: counted, capacity: capacity, byID: map[string]*Cell{}}
 }
 
-// Counted is the figure Growth, Rate and Fastest are measured on.
-func (l *Ledger) Counted() Figure { return l.counted }
-
 // SetCounted changes the figure growth is counted on, for cells measured
 // from now on (a new kernel may sit under a different limit).
 func (l *Ledger) SetCounted(f Figure) { l.counted = f }
@@ -127,16 +124,6 @@ func (l *Ledger) Lose() {
 			c.State = Lost
 		}
 	}
-}
-
-// Busy tells whether a cell is running or waiting for its end measurement.
-func (l *Ledger) Busy() bool {
-	for _, c := range l.cells {
-		if c.State == Running || c.State == Finishing {
-			return true
-		}
-	}
-	return false
 }
 
 // Current is the running cell that started last: with subshells several

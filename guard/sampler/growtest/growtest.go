@@ -135,11 +135,3 @@ func (p *Proc) Pids(t testing.TB, word string) []int {
 	}
 	return pids
 }
-
-// Interrupt sends SIGINT to the process group, as Jupyter's interrupt does.
-func (p *Proc) Interrupt(t testing.TB) {
-	t.Helper()
-	if err := syscall.Kill(-p.Pid, syscall.SIGINT); err != nil {
-		t.Fatalf("interrupt grow.py: %v", err)
-	}
-}
