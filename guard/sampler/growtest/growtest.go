@@ -17,23 +17,28 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+
+	"github.com/jupyter-guard/jupyter-guard/internal/testenv"
 )
 
 //go:embed grow.py
 var script []byte
 
-// Python is the interpreter for the tests: $JUPYTER_GUARD_TEST_PYTHON, else
-// the probe venv's, which has numpy. It skips the test if there is none.
+// probePython is the development machine's venv with numpy, used when
+// JUPYTER_GUARD_TEST_PYTHON is not set.
+const probePython = "/tmp/probe/venv/bin/python"
+
+// Python is the interpreter for the tests: $JUPYTER_GUARD_TEST_PYTHON (see
+// testenv), else the probe venv's if there is one. It skips the test if
+// there is none.
 func Python(t testing.TB) string {
 	t.Helper()
-	py := os.Getenv("JUPYTER_GUARD_TEST_PYTHON")
-	if py == "" {
-		py = "/tmp/probe/venv/bin/python"
+	if os.Getenv("JUPYTER_GUARD_TEST_PYTHON") == "" {
+		if _, err := os.Stat(probePython); err == nil {
+			return probePython
+		}
 	}
-	if _, err := os.Stat(py); err != nil {
-		t.Skipf("no python for real-process tests (set JUPYTER_GUARD_TEST_PYTHON): %v", err)
-	}
-	return py
+	return testenv.Python(t, "numpy")
 }
 
 // Proc is a running grow.py.
