@@ -24,10 +24,6 @@ from typing import Any, Callable
 # the test XPASS, which fails the run until the mark is removed here.
 # JUPYTER_GUARD_KNOWN_BUGS=fail turns them back into plain failures.
 KNOWN_BUGS = {
-    "zmq4-huge-frame": (
-        "a peer that completes the ZMTP handshake and then announces a 2**62-byte frame makes zmq4 "
-        "panic (makeslice: len out of range, zmq4 conn.go:416) and the proxy dies with its kernel; "
-        "ipykernel itself survives the same bytes"),
     "memory-between-cells": (
         "guardctl status reads a kernel's memory from the ledger's last cell only: a kernel that has run no cell "
         "shows 0 B, and after `guardctl restart` the memory the old kernel held until a cell runs on the new one "

@@ -20,7 +20,7 @@ import zmq
 from jupyter_client import BlockingKernelClient
 
 from conftest import KERNEL_ENVS
-from support import EXEC_TIMEOUT, collect, known_bug, sign, signed_frames, wait_until
+from support import EXEC_TIMEOUT, collect, sign, signed_frames, wait_until
 
 ENV = KERNEL_ENVS[0]
 CHANNELS = ["shell", "control", "stdin"]
@@ -240,8 +240,7 @@ def fresh_client_works(k):
 
 
 @pytest.mark.parametrize("channel", ["shell", "control", "stdin", "iopub", "hb"])
-@pytest.mark.parametrize("garbage", [
-    pytest.param(g, marks=known_bug("zmq4-huge-frame")) if g == "huge_frame_length" else g for g in GARBAGE])
+@pytest.mark.parametrize("garbage", list(GARBAGE))
 def test_garbage_on_a_port(victim, channel, garbage):
     data = GARBAGE[garbage](channel)
     with socket.create_connection(endpoint(victim, channel), timeout=10) as s:

@@ -20,8 +20,9 @@ const bufSize = 64 << 10
 type conn struct {
 	net.Conn
 
-	rmu sync.Mutex
-	r   *bufio.Reader
+	rmu   sync.Mutex
+	r     *bufio.Reader
+	guard *frameGuard
 
 	wmu sync.Mutex
 	w   *frameWriter
@@ -34,16 +35,23 @@ func newConn(c net.Conn) *conn {
 		_ = tc.SetNoDelay(true)
 	}
 	return &conn{
-		Conn: c,
-		r:    bufio.NewReaderSize(c, bufSize),
-		w:    newFrameWriter(c, bufSize),
+		Conn:  c,
+		r:     bufio.NewReaderSize(c, bufSize),
+		guard: newFrameGuard(),
+		w:     newFrameWriter(c, bufSize),
 	}
 }
 
+// Read hands zmq4 the peer's bytes once the frame guard has seen them.
 func (c *conn) Read(p []byte) (int, error) {
 	c.rmu.Lock()
 	defer c.rmu.Unlock()
-	return c.r.Read(p)
+	n, err := c.r.Read(p)
+	if gerr := c.guard.scan(p[:n]); gerr != nil {
+		c.Conn.Close()
+		return 0, gerr
+	}
+	return n, err
 }
 
 func (c *conn) Write(p []byte) (int, error) {
