@@ -95,7 +95,7 @@ func New(cfg config.Config, n Notifier, logger *log.Logger) (*Guard, error) {
 	}
 	g := &Guard{
 		cfg: cfg, notify: n, log: logger, budget: b,
-		ledger: ledger.New(b.Figure, 0),
+		ledger: ledger.New(countedOn(b.Figure), 0),
 		frz:    freeze.New(proctree.Descendants),
 		posts:  make(chan post, postQueue),
 		posted: make(chan struct{}),
@@ -148,7 +148,7 @@ func (g *Guard) Attach(kernelPid int) {
 			g.log.Printf("memory guard: kernel pid %d is under %s: %v; keeping %s", kernelPid, lim.Source(), err, g.budget.Source)
 		} else {
 			g.budget = b
-			g.ledger.SetCounted(b.Figure)
+			g.ledger.SetCounted(countedOn(b.Figure))
 			g.log.Printf("memory guard: kernel pid %d: %v (%s), measured on %s", kernelPid, b.Budget, b.Source, b.Figure)
 		}
 	}
@@ -180,6 +180,36 @@ func (g *Guard) Detach() {
 	g.mu.Lock()
 	g.kernel, g.paused = 0, ""
 	g.mu.Unlock()
+}
+
+// Ready takes a measurement of a kernel that has finished starting, so its
+// first cell starts from there rather than from the bare process the
+// kernel was when it attached.
+func (g *Guard) Ready() { g.smp.Kick() }
+
+// Memory is the kernel's latest measurement, for guardctl status between
+// cells; ok is false before the first.
+func (g *Guard) Memory() (m ledger.Memory, at time.Time, ok bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.ledger.Last()
+}
+
+// Counted is the figure cells' growth is counted on (see countedOn).
+func (g *Guard) Counted() ledger.Figure {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return countedOn(g.budget.Figure)
+}
+
+// countedOn is the figure a cell's growth is counted on: the budget's,
+// except that the machine's used memory moves with every other program, so
+// under a host-RAM budget a cell is charged what the kernel's tree grew.
+func countedOn(budget ledger.Figure) ledger.Figure {
+	if budget == ledger.Host {
+		return ledger.Tree
+	}
+	return budget
 }
 
 // CellRequested records an execute_request: its msg_id, raw header and code.

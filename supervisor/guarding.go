@@ -28,12 +28,13 @@ func (v voice) Interrupt() {
 	}
 }
 
-// interrupt thaws a paused kernel (a stopped process acts on no signal and
-// answers no message) and interrupts it as the wrapped kernelspec says:
-// SIGINT to its process group, or an interrupt_request on control.
+// interrupt interrupts a kernel, paused or not, as the wrapped kernelspec
+// says. By signal: SIGINT to its process group first, then thaw, so a
+// paused cell wakes up to the interrupt instead of to more allocating. By
+// message: thaw first, since a stopped kernel answers no message.
 func (s *Supervisor) interrupt(proc *child.Process) {
-	s.guard.Thaw()
 	if s.cfg.InterruptMode == "message" {
+		s.guard.Thaw()
 		if err := s.proxy.Request(proxy.Control, "interrupt_request", map[string]any{}); err != nil {
 			s.cfg.Log.Printf("interrupt kernel pid %d: %v", proc.Pid, err)
 		}
@@ -42,18 +43,19 @@ func (s *Supervisor) interrupt(proc *child.Process) {
 	if err := proc.Signal(syscall.SIGINT); err != nil {
 		s.cfg.Log.Printf("interrupt kernel pid %d: %v", proc.Pid, err)
 	}
+	s.guard.Thaw()
 }
 
 // memoryStory is the ledger's account of the kernel's memory, for a death
 // diagnosis.
 func (s *Supervisor) memoryStory(running *diagnosis.Cell) diagnosis.Memory {
-	b := s.guard.Budget()
+	b, counted := s.guard.Budget(), s.guard.Counted()
 	m := diagnosis.Memory{Limit: b.Limit, LimitSource: limitSource(b.Figure)}
 	if c, ok := s.guard.Running(); ok {
 		m.TreePeak, m.TreeLast = c.Peak.Tree, c.Last().Tree
 		if running != nil {
-			running.Start = c.Start.Of(b.Figure)
-			running.Peak = c.Peak.Of(b.Figure)
+			running.Start = c.Start.Of(counted)
+			running.Peak = c.Peak.Of(counted)
 			running.Growth = c.Growth
 			running.Rate = c.Rate
 			if !c.Started.IsZero() {
@@ -79,7 +81,7 @@ func limitSource(f ledger.Figure) string {
 
 // ledgerCells is the ledger as guardctl shows it.
 func (s *Supervisor) ledgerCells() []control.Cell {
-	f := s.guard.Budget().Figure
+	f := s.guard.Counted()
 	cells := s.guard.Cells()
 	out := make([]control.Cell, 0, len(cells))
 	for _, c := range cells {
@@ -107,19 +109,16 @@ func toControlCell(c ledger.Cell, f ledger.Figure) control.Cell {
 func (s *Supervisor) memoryState() (control.Memory, *control.Cell) {
 	b := s.guard.Budget()
 	st := control.Memory{Budget: b.Limit, LimitSource: b.Source}
+	if now, _, ok := s.guard.Memory(); ok {
+		st.TreeRSS, st.Cgroup, st.Used = now.Tree, now.Cgroup, now.Of(b.Figure)
+		if b.Limit > 0 {
+			st.Share = float64(st.Used) / float64(b.Limit)
+		}
+	}
 	cells := s.guard.Cells()
 	if len(cells) == 0 {
 		return st, nil
 	}
-	last := cells[len(cells)-1]
-	now := last.Last()
-	if last.State == ledger.Done {
-		now = last.End
-	}
-	st.TreeRSS, st.Cgroup, st.Used = now.Tree, now.Cgroup, now.Of(b.Figure)
-	if b.Limit > 0 {
-		st.Share = float64(st.Used) / float64(b.Limit)
-	}
-	c := toControlCell(last, b.Figure)
+	c := toControlCell(cells[len(cells)-1], s.guard.Counted())
 	return st, &c
 }

@@ -165,6 +165,7 @@ func (s *Supervisor) serve(proc *child.Process, ci kernelspec.ConnectionInfo, w 
 				continue
 			}
 			w.ready(proc.Pid, s.cfg.Log.Printf)
+			s.guard.Ready()
 			s.mu.Lock()
 			s.ready = true
 			waiters := s.infoWaiters

@@ -18,37 +18,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
-# Bugs this suite has found in guardctl that are not fixed yet. Their tests
-# stay real assertions, marked strict xfail: the run stays green while the
-# bug is known, the summary lists each one with its reason, and the fix makes
-# the test XPASS, which fails the run until the mark is removed here.
-# JUPYTER_GUARD_KNOWN_BUGS=fail turns them back into plain failures.
-KNOWN_BUGS = {
-    "memory-between-cells": (
-        "guardctl status reads a kernel's memory from the ledger's last cell only: a kernel that has run no cell "
-        "shows 0 B, and after `guardctl restart` the memory the old kernel held until a cell runs on the new one "
-        "(the guard keeps its latest measurement between cells but offers no way to read it)"),
-    "first-cell-start-up": (
-        "the guard's first measurement of a kernel is taken as it is exec'd (~6 MiB) and none is taken before its "
-        "first cell, which starts from it: the first cell after a start or restart is charged the ~45 MiB "
-        "ipykernel's start-up takes, and marked as a grower"),
-    "queued-cells": (
-        "the ledger does not look at when a measurement was taken: a cell starts from the guard's latest "
-        "measurement, which for cells run back to back (Run All, queued requests) predates the previous cell's end, "
-        "and a cell can end with a measurement taken before it ended; growth is then counted twice or given to the "
-        "wrong cell (20 queued cells keeping 16 MiB each show 0 to 89 MiB; under load grow.ipynb's 100 MiB cell "
-        "showed +0 B and its 700 MiB cell +800 MiB)"),
-}
-
-
-def known_bug(name: str):
-    import pytest
-
-    if os.environ.get("JUPYTER_GUARD_KNOWN_BUGS") == "fail":
-        return pytest.mark.known_bug
-    return pytest.mark.xfail(strict=True, reason=f"known bug {name}: {KNOWN_BUGS[name]}")
-
-
 # Generous limits for waiting. Nothing in the suite asserts that anything is
 # fast; these only keep a hang from stalling the run.
 EXEC_TIMEOUT = 60

@@ -34,7 +34,7 @@ from jupyter_core.paths import jupyter_runtime_dir
 
 from conftest import KERNEL_ENVS, REPO, Kernel
 from support import (EXEC_TIMEOUT, START_TIMEOUT, Proc, as_jupyter_starts_it, children_of, collect, collect_all,
-                     known_bug, read_until_stream, wait_until)
+                     read_until_stream, wait_until)
 
 MiB = 1 << 20
 GiB = 1 << 30
@@ -814,7 +814,6 @@ def test_run_a_malformed_notebook(gctl, kernelspecs, tmp_path, case):
 # ------------------------------------------------------------- known bugs
 
 
-@known_bug("memory-between-cells")
 def test_a_fresh_kernel_shows_its_memory(pair):
     """Before its first cell a kernel already holds memory (ipykernel
     starts with ~50 MiB): status must say so, not 0 B."""
@@ -823,7 +822,6 @@ def test_a_fresh_kernel_shows_its_memory(pair):
         f"a fresh kernel: status says {mem['tree_rss_bytes'] / MiB:.1f} MiB, /proc {pair.fresh_rss / MiB:.1f} MiB"
 
 
-@known_bug("memory-between-cells")
 def test_a_restarted_kernel_shows_its_new_memory(steered, gctl):
     """After `guardctl restart`, status shows the new kernel's memory, not
     the memory the old one held when its last cell ended."""
@@ -838,7 +836,6 @@ def test_a_restarted_kernel_shows_its_new_memory(steered, gctl):
         f"restarted: status says {s['memory']['tree_rss_bytes'] / MiB:.1f} MiB, /proc {rss / MiB:.1f} MiB"
 
 
-@known_bug("first-cell-start-up")
 def test_the_first_cell_is_not_charged_for_the_start_up(pair, gctl):
     """The first cell of k7 only printed its pid; the ~50 MiB ipykernel
     takes to start are not that cell's doing."""
@@ -849,7 +846,6 @@ def test_the_first_cell_is_not_charged_for_the_start_up(pair, gctl):
         f"the first cell, which only printed, is charged {first['GROWTH']}: {first}"
 
 
-@known_bug("queued-cells")
 def test_queued_cells_each_get_their_own_growth(pair, gctl):
     """Run All sends every cell at once; the kernel runs them back to back.
     Each of 20 cells keeps 16 MiB: the ledger must say so of each."""
