@@ -8,12 +8,16 @@ import (
 )
 
 // Descendants returns root followed by every process descended from it,
-// parents before their children. It reads /proc/PID/stat of every process on
-// the host once, so its cost grows with the host's process count, not the
-// tree's. If root is gone the result is empty.
+// parents before their children. It follows the kernel's children files
+// where there are some; else it reads /proc/PID/stat of every process on
+// the host once, a cost that grows with the host's process count. If root
+// is gone the result is empty.
 //
 // Orphans re-parented to init (or to a subreaper) are no longer descendants.
 func Descendants(root int) ([]int, error) {
+	if tree, ok, err := byChildren(root); ok {
+		return tree, err
+	}
 	kids, rootAlive, err := childrenByParent(root)
 	if err != nil || !rootAlive {
 		return nil, err

@@ -76,3 +76,32 @@ func TestDescendantsOfAGoneProcessIsEmpty(t *testing.T) {
 		t.Errorf("Descendants(gone %d) = %v, %v; want nothing and no error", pid, got, err)
 	}
 }
+
+// The children-file walk and the /proc scan must agree on a real tree.
+func TestChildrenWalkMatchesTheScan(t *testing.T) {
+	c := start(t, "sh", "-c", `
+		sleep 30 & echo $!
+		( sleep 30 & echo $!; wait ) & echo $!
+		wait`)
+	c.pids(t, 3) // the tree is complete once its pids are printed
+	walked, ok, err := byChildren(c.pid())
+	if !ok {
+		t.Skip("this kernel has no /proc/PID/task/TID/children files")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	kids, _, err := childrenByParent(c.pid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	scanned := []int{c.pid()}
+	for i := 0; i < len(scanned); i++ {
+		scanned = append(scanned, kids[scanned[i]]...)
+	}
+	slices.Sort(walked)
+	slices.Sort(scanned)
+	if !slices.Equal(walked, scanned) {
+		t.Fatalf("children walk %v, /proc scan %v", walked, scanned)
+	}
+}

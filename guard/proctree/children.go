@@ -1,0 +1,48 @@
+package proctree
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+)
+
+// byChildren walks the tree from root through /proc/PID/task/TID/children,
+// so its cost follows the kernel's tree rather than the host's process
+// count: a sample of a lone kernel reads a handful of small files instead
+// of every /proc/PID/stat on the machine. ok is false where the kernel
+// offers no children files (CONFIG_PROC_CHILDREN), and the caller scans.
+func byChildren(root int) (tree []int, ok bool, err error) {
+	if _, err := os.Stat(procPath(root, "task/"+strconv.Itoa(root)+"/children")); err != nil {
+		if _, gone := os.Stat(procPath(root, "")); isGone(gone) {
+			return nil, true, nil // root itself is gone
+		}
+		return nil, false, nil
+	}
+	tree = []int{root}
+	buf := make([]byte, 0, 256)
+	for i := 0; i < len(tree); i++ {
+		tasks, err := os.ReadDir(procPath(tree[i], "task"))
+		if isGone(err) {
+			continue // exited while we walked
+		}
+		if err != nil {
+			return nil, true, fmt.Errorf("threads of pid %d: %w", tree[i], err)
+		}
+		for _, t := range tasks {
+			buf, err = readInto(procPath(tree[i], "task/"+t.Name()+"/children"), buf)
+			if isGone(err) {
+				continue
+			}
+			if err != nil {
+				return nil, true, fmt.Errorf("children of pid %d: %w", tree[i], err)
+			}
+			for _, f := range bytes.Fields(buf) {
+				if pid, err := strconv.Atoi(string(f)); err == nil {
+					tree = append(tree, pid)
+				}
+			}
+		}
+	}
+	return tree, true, nil
+}
