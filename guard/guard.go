@@ -407,7 +407,10 @@ type plan struct {
 // paused, or the sample is of a kernel detached meanwhile. Call with g.mu
 // held.
 func (g *Guard) plan(s sampler.Sample) (plan, bool) {
-	if s.Root != g.kernel {
+	if s.Root != g.kernel || s.Tree == 0 {
+		// Another kernel's sample, or this one's after it died: a live
+		// kernel never has an empty tree, and a dead one's zero must not
+		// become its cells' last measurement.
 		return plan{}, false
 	}
 	mem := ledger.Memory{Tree: s.Tree, Host: s.Host, GPU: s.GPU}

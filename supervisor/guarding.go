@@ -56,7 +56,9 @@ func (s *Supervisor) memoryStory(running *diagnosis.Cell) diagnosis.Memory {
 		if running != nil {
 			running.Start = c.Start.Of(counted)
 			running.Peak = c.Peak.Of(counted)
-			running.Growth = c.Growth
+			// What the cell had added when it died is its climb to the
+			// peak: the last sample may come from a dying process.
+			running.Growth = int64(running.Peak) - int64(running.Start)
 			running.Rate = c.Rate
 			if !c.Started.IsZero() {
 				running.Duration = time.Since(c.Started)
