@@ -95,16 +95,23 @@ func (f *specFlags) kernelsDir(py kernelspec.Python) (string, error) {
 	}
 }
 
-func runInstall(args []string) error {
-	f := newSpecFlags("install", true)
+// setUp parses args, then finds the Jupyter environment they name and the
+// kernelspecs it sees.
+func (f *specFlags) setUp(args []string) (kernelspec.Python, kernelspec.Search, error) {
 	if err := f.parse(args); err != nil {
-		return err
+		return kernelspec.Python{}, kernelspec.Search{}, err
 	}
 	py, err := f.jupyterPython()
 	if err != nil {
-		return err
+		return py, kernelspec.Search{}, err
 	}
 	search, err := findSpecs(py)
+	return py, search, err
+}
+
+func runInstall(args []string) error {
+	f := newSpecFlags("install", true)
+	py, search, err := f.setUp(args)
 	if err != nil {
 		return err
 	}
@@ -199,14 +206,7 @@ func runUninstall(args []string) error {
 
 func runKernelspecs(args []string) error {
 	f := newSpecFlags("kernelspecs", false)
-	if err := f.parse(args); err != nil {
-		return err
-	}
-	py, err := f.jupyterPython()
-	if err != nil {
-		return err
-	}
-	search, err := findSpecs(py)
+	py, search, err := f.setUp(args)
 	if err != nil {
 		return err
 	}
