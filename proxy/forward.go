@@ -86,6 +86,7 @@ func (p *Proxy) fromKernel(k *kernelSockets, ch Channel, iopubSeen chan struct{}
 		}
 		h, _ := wire.DecodeHeader(m.Header)
 		parent, _ := wire.DecodeHeader(m.Parent)
+		state := ""
 		switch ch {
 		case Shell, Control:
 			p.inflight.answered(parent.MsgID)
@@ -95,9 +96,10 @@ func (p *Proxy) fromKernel(k *kernelSockets, ch Channel, iopubSeen chan struct{}
 					State string `json:"execution_state"`
 				}
 				if json.Unmarshal(m.Content, &c) == nil {
-					p.inflight.status(parent.MsgID, m.Parent, c.State)
+					state = c.State
+					p.inflight.status(parent.MsgID, m.Parent, state)
 				}
-				if c.State == "starting" {
+				if state == "starting" {
 					// To the frontends the proxy is the kernel, and it says
 					// itself when it (re)starts and when it is ready; a
 					// child's own late "starting" would leave JupyterLab
@@ -106,7 +108,7 @@ func (p *Proxy) fromKernel(k *kernelSockets, ch Channel, iopubSeen chan struct{}
 				}
 			}
 		}
-		p.hooks.FromKernel(ch, m, h, parent)
+		p.hooks.FromKernel(ch, m, h, parent, state)
 		if ch != IOPub && len(m.Idents) == 0 {
 			// No frontend identity: the answer to one of the proxy's own requests.
 			select {

@@ -22,8 +22,9 @@ type Hooks interface {
 	// Returning false keeps it from the kernel (the hook answers it).
 	FromFrontend(ch Channel, m *wire.Message, h wire.Header) bool
 	// FromKernel sees each message from the kernel before the frontends do.
-	// parent is the decoded parent_header (zero if it is empty).
-	FromKernel(ch Channel, m *wire.Message, h, parent wire.Header)
+	// parent is the decoded parent_header (zero if it is empty); state is a
+	// status message's execution_state, decoded once for both ("" otherwise).
+	FromKernel(ch Channel, m *wire.Message, h, parent wire.Header, state string)
 }
 
 // Proxy forwards between the frontends and the current child kernel.

@@ -72,22 +72,17 @@ func (s *Supervisor) heard(content []byte) {
 
 // FromKernel follows the execution count, for replies the proxy must
 // write itself when the kernel dies.
-func (s *Supervisor) FromKernel(ch proxy.Channel, m *wire.Message, h, parent wire.Header) {
-	if ch == proxy.IOPub && h.MsgType == "status" {
-		var c struct {
-			State string `json:"execution_state"`
-		}
-		if json.Unmarshal(m.Content, &c) == nil {
-			s.mu.Lock()
-			s.busy = c.State == "busy"
-			s.mu.Unlock()
-			if parent.MsgType == "execute_request" {
-				switch c.State {
-				case "busy":
-					s.guard.CellStarted(parent.MsgID)
-				case "idle":
-					s.guard.CellFinished(parent.MsgID)
-				}
+func (s *Supervisor) FromKernel(ch proxy.Channel, m *wire.Message, h, parent wire.Header, state string) {
+	if state != "" {
+		s.mu.Lock()
+		s.busy = state == "busy"
+		s.mu.Unlock()
+		if parent.MsgType == "execute_request" {
+			switch state {
+			case "busy":
+				s.guard.CellStarted(parent.MsgID)
+			case "idle":
+				s.guard.CellFinished(parent.MsgID)
 			}
 		}
 	}
