@@ -373,11 +373,17 @@ func (g *Guard) sampled(s sampler.Sample) time.Duration {
 	// anything, the notices can wait a millisecond, the memory cannot.
 	switch p.decisions[len(p.decisions)-1].Act {
 	case decide.Interrupt:
-		// Stop the growth now; the supervisor's interrupt thaws it.
+		// Stop the growth now; the supervisor's interrupt thaws it. The
+		// notices go out first and directly: once interrupted, the cell
+		// ends and what is posted after its idle is lost to the notebook.
 		if g.pause(s, p.cell, p.thaws) {
 			p.wait = 0
 		}
+		for _, t := range p.texts {
+			g.notify.Stream(p.header, "stderr", t)
+		}
 		g.notify.Interrupt()
+		return p.wait
 	case decide.Pause:
 		if !g.pause(s, p.cell, p.thaws) {
 			p.texts = p.texts[:len(p.texts)-1]
