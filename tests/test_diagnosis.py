@@ -18,7 +18,6 @@ import shutil
 import signal
 import subprocess
 import time
-import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,7 +26,7 @@ import pytest
 from nbclient import NotebookClient
 
 from conftest import REPO, Kernel, Kernels, write_spec
-from support import EXEC_TIMEOUT, Run, as_jupyter_starts_it, children_of, request, wait_until
+from support import EXEC_TIMEOUT, MemoryCgroup, Run, as_jupyter_starts_it, children_of, request, wait_until
 
 CRASH_NOTEBOOK = REPO / "testdata" / "notebooks" / "crash" / "crash.ipynb"
 MiB = 1 << 20
@@ -303,70 +302,6 @@ def test_death_log(witness, jupyter_dirs):
 # ------------------------------------------------------------- OOM kill
 
 
-def own_memory_cgroup() -> Path:
-    """The v1 memory cgroup directory this test process is in."""
-    for line in Path("/proc/self/cgroup").read_text().splitlines():
-        _, controllers, path = line.split(":", 2)
-        if "memory" in controllers.split(","):
-            d = Path("/sys/fs/cgroup/memory") / path.lstrip("/")
-            if d.is_dir():
-                return d
-    pytest.skip("no cgroup v1 memory controller for this test")
-
-
-class MemoryCgroup:
-    """A v1 memory cgroup of the test's own, nested under the one the test
-    process is in, with a limit: the Python side of guard/cgroup/cgrouptest.
-    The cgroup the test started in is only read."""
-
-    def __init__(self, limit: int):
-        self.dir = own_memory_cgroup() / f"guard-test-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-        try:
-            self.dir.mkdir()
-        except (PermissionError, OSError) as e:
-            pytest.skip(f"cgroup v1 memory is not writable here: {e}")
-        try:
-            (self.dir / "memory.limit_in_bytes").write_text(str(limit))
-            memsw = self.dir / "memory.memsw.limit_in_bytes"
-            if memsw.exists():  # swap accounted: cap it too, so the limit ends in an OOM kill
-                memsw.write_text(str(limit))
-        except BaseException:
-            self.remove()
-            raise
-
-    def wrap(self, argv: list[str]) -> list[str]:
-        """argv run inside the group from its first instruction: a shell
-        joins the group, then execs argv (same pid); if it cannot join,
-        argv never runs."""
-        return ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', str(self.dir / "cgroup.procs"), *argv]
-
-    def procs(self) -> list[int]:
-        return [int(p) for p in (self.dir / "cgroup.procs").read_text().split()]
-
-    def oom_kills(self) -> int:
-        fields = dict(line.split() for line in (self.dir / "memory.oom_control").read_text().splitlines())
-        return int(fields.get("oom_kill", 0))
-
-    def remove(self):
-        """Kills what is left in the group and removes it."""
-        deadline = time.monotonic() + 30
-        while self.dir.exists():
-            try:
-                for pid in self.procs():
-                    if pid > 0:  # never kill(0) or kill(-1): they would hit the test
-                        try:
-                            os.kill(pid, signal.SIGKILL)
-                        except ProcessLookupError:
-                            pass
-                self.dir.rmdir()
-            except FileNotFoundError:
-                return
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise AssertionError(f"could not remove {self.dir}; remove it by hand") from None
-                time.sleep(0.05)  # killed tasks hold the group until they are gone
-
-
 OOM_LIMIT = 512 * MiB
 
 
@@ -386,7 +321,7 @@ def oom_kernel(kenv, kernelspecs, jupyter_dirs, tmp_path):
     memory cgroup from birth, with the guard only warning (it must not
     prevent the OOM kill). The kernel is shut down and the group removed
     afterwards, whatever the test did."""
-    cg = MemoryCgroup(OOM_LIMIT)
+    cg = MemoryCgroup.create(OOM_LIMIT)
     spec_dir = None
     ks = Kernels(tmp_path)
     try:
