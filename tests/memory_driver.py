@@ -1,0 +1,184 @@
+"""The client side of tests/test_memory_guard.py, run by the test inside the
+memory cgroup it made, so that the client's memory counts against the limit
+as it does in a container where Jupyter and the kernel share one.
+
+    python memory_driver.py '{"kernel": ..., "cgroup": ..., "log": ..., "scenario": ..., "reps": N}'
+
+Starts the kernel with jupyter_client's KernelManager and BlockingKernelClient,
+sets `kept = 42`, runs the scenario's growing cell `reps` times (interrupting
+it with KernelManager.interrupt_kernel, the ■ button, once the guard says it
+paused the kernel, when the scenario says so) and prints one JSON object: what
+happened in each repetition. It asserts nothing: the test does."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import sys
+import time
+from pathlib import Path
+
+from jupyter_client.manager import KernelManager
+
+from support import START_TIMEOUT, MemoryCgroup, children_of, execute, proc_stat
+
+MiB = 1 << 20
+PAUSED = "jupyter-guard paused the kernel"
+# How long a growing cell may go without any message before the driver gives
+# up on it: it reaches any line of a 1.5 GiB budget within seconds.
+QUIET_LIMIT = 60
+# How long the driver watches a paused kernel before interrupting it: a
+# pause that does not hold shows as growth or a running process here.
+WATCH_PAUSED = 0.3
+
+# The growing cells. Each keeps its memory in a global, so that an
+# interrupted cell leaves it to the release cell, as a user's would.
+STEADY = "import time\nblocks = []\nwhile True:\n    blocks.append(b'x' * (32 << 20))\n    time.sleep(0.02)\n"
+FAST = "import numpy as np\nblocks = []\nwhile True:\n    blocks.append(np.ones(64 << 20, dtype=np.uint8))\n"
+# fork: the worker's function lives in the kernel's __main__, which a
+# spawned or forkserver child could not import.
+WORKER = ("import multiprocessing as mp, time\n"
+          "def grow():\n"
+          "    blocks = []\n"
+          "    while True:\n"
+          "        blocks.append(b'x' * (32 << 20))\n"
+          "        time.sleep(0.02)\n"
+          "worker = mp.get_context('fork').Process(target=grow, daemon=True)\n"
+          "worker.start()\n"
+          "worker.join()\n")
+RELEASE = "del blocks\n"
+# The interrupt reaches the worker too (the whole process group gets SIGINT)
+# and it may be gone already, reaped by the join the interrupt broke off
+# without multiprocessing learning of it: the test looks at /proc instead.
+RELEASE_WORKER = "worker.terminate()\nworker.join(10)\n"
+
+
+def bounded(usage_file: Path, target: int) -> str:
+    """A cell that grows as STEADY does until the group uses target bytes,
+    then waits a moment with the cell still running and ends by itself."""
+    return ("import time\nblocks = []\n"
+            f"while int(open({str(usage_file)!r}).read()) < {target}:\n"
+            "    blocks.append(b'x' * (32 << 20))\n    time.sleep(0.02)\n"
+            "time.sleep(0.5)\nprint('grew to', sum(map(len, blocks)) >> 20, 'MiB')\n")
+
+
+def tree(root: int) -> list[dict]:
+    """root's descendants (not root) with their states, parents first."""
+    out, todo = [], [root]
+    while todo:
+        for pid in children_of(todo.pop()):
+            st = proc_stat(pid)
+            if st is not None:
+                comm = Path(f"/proc/{pid}/comm").read_text().strip() if Path(f"/proc/{pid}/comm").exists() else "?"
+                out.append({"pid": pid, "ppid": st[1], "state": st[0], "comm": comm})
+                todo.append(pid)
+    return out
+
+
+class Driver:
+    def __init__(self, cfg: dict):
+        self.cfg = cfg
+        self.cg = MemoryCgroup(Path(cfg["cgroup"]))
+        self.log = open(cfg["log"], "wb")
+        self.km = KernelManager(kernel_name=cfg["kernel"])
+        self.km.start_kernel(stdout=self.log, stderr=self.log)
+        self.proxy = self.km.provisioner.process.pid
+        self.kc = self.km.client()
+        self.kc.start_channels()
+        self.kc.wait_for_ready(timeout=START_TIMEOUT)
+        while True:  # replies to wait_for_ready's earlier kernel_info requests
+            try:
+                self.kc.get_shell_msg(timeout=0.2)
+            except queue.Empty:
+                break
+
+    def close(self):
+        self.kc.stop_channels()
+        self.km.shutdown_kernel(now=True)
+        self.log.close()
+
+    def run(self, code: str) -> dict:
+        r = execute(self.kc, code)
+        err = r.error
+        return {"status": r.status, "stdout": r.stdout, "stderr": r.stderr, "ename": err and err["ename"]}
+
+    def grow(self, code: str, interrupt_on_pause: bool) -> dict:
+        """Runs a growing cell to its end and says what happened in it."""
+        rep: dict = {"oom_before": self.cg.oom_kills(), "usage_before": self.cg.usage()}
+        self.cg.reset_peak()
+        msg_id = self.kc.execute(code)
+        iopub, paused_at = [], None
+        started = time.monotonic()
+        while True:
+            try:
+                m = self.kc.get_iopub_msg(timeout=QUIET_LIMIT)
+            except queue.Empty:
+                rep["stuck"] = f"no message for {QUIET_LIMIT}s; tree {tree(self.proxy)}"
+                self.km.interrupt_kernel()
+                continue
+            if m["parent_header"].get("msg_id") != msg_id:
+                continue
+            iopub.append(m)
+            c = m["content"]
+            if m["msg_type"] == "stream" and PAUSED in c["text"] and paused_at is None:
+                paused_at = time.monotonic()
+                rep.update(seconds_to_pause=paused_at - started, usage_at_pause=self.cg.usage(),
+                           tree_at_pause=tree(self.proxy))
+                time.sleep(WATCH_PAUSED)
+                rep.update(usage_paused_later=self.cg.usage(), tree_paused_later=tree(self.proxy))
+                if interrupt_on_pause:
+                    self.km.interrupt_kernel()
+            if m["msg_type"] == "status" and c["execution_state"] == "idle":
+                break
+        while True:
+            reply = self.kc.get_shell_msg(timeout=QUIET_LIMIT)
+            if reply["parent_header"].get("msg_id") == msg_id:
+                break
+        errors = [m["content"] for m in iopub if m["msg_type"] == "error"]
+        rep.update(
+            status=reply["content"]["status"], reply_ename=reply["content"].get("ename"),
+            errors=[e["ename"] for e in errors],
+            stderr="".join(m["content"]["text"] for m in iopub
+                           if m["msg_type"] == "stream" and m["content"]["name"] == "stderr"),
+            stdout="".join(m["content"]["text"] for m in iopub
+                           if m["msg_type"] == "stream" and m["content"]["name"] == "stdout"),
+            seconds=time.monotonic() - started, peak=self.cg.peak(), oom_after=self.cg.oom_kills())
+        return rep
+
+
+SCENARIOS = {
+    # name: (growing cell, cell that gives its memory back, interrupt on the pause notice)
+    "steady": (STEADY, RELEASE, True),
+    "fast": (FAST, RELEASE, True),
+    "worker": (WORKER, RELEASE_WORKER, True),
+    "steady-uninterrupted": (STEADY, RELEASE, False),
+    "fast-uninterrupted": (FAST, RELEASE, False),
+}
+
+
+def main(cfg: dict) -> dict:
+    d = Driver(cfg)
+    out: dict = {"driver_pid": os.getpid(), "proxy_pid": d.proxy, "reps": []}
+    try:
+        out["in_cgroup"] = sorted(d.cg.procs())
+        out["tree"] = tree(d.proxy)
+        out["set"] = d.run("kept = 42")
+        if cfg["scenario"] == "bounded":
+            cell, release, interrupt = bounded(d.cg.dir / "memory.usage_in_bytes", cfg["target"]), RELEASE, False
+        else:
+            cell, release, interrupt = SCENARIOS[cfg["scenario"]]
+        for _ in range(cfg["reps"]):
+            rep = d.grow(cell, interrupt)
+            rep["kept"] = d.run("print(kept)")
+            rep["release"] = d.run(release)
+            rep["usage_released"] = d.cg.usage()
+            rep["tree_released"] = tree(d.proxy)
+            out["reps"].append(rep)
+    finally:
+        d.close()
+    return out
+
+
+if __name__ == "__main__":
+    print(json.dumps(main(json.loads(sys.argv[1]))))

@@ -1,0 +1,226 @@
+"""The memory guard under a real limit, as in a container: a v1 memory
+cgroup of 1.5 GiB made by the test under its own, holding the proxy, the
+kernel and the client that drives them (tests/memory_driver.py, run inside
+the group from its first instruction). Cells that grow fast are warned, then
+paused before the OOM killer fires: the cgroup's oom_kill count never moves,
+every process of the kernel's tree is stopped, the ■ button ends the cell
+with KeyboardInterrupt, and a variable from an earlier cell survives. The
+same cells with JUPYTER_GUARD_ACTION=interrupt end by themselves; with warn
+they are warned. Last, a notebook run through nbclient gets the warning in
+the cell that crossed the line, and only there.
+
+Each repetition is checked in full and the test fails with every
+repetition that went wrong, so "20 of 20" is what a pass means."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from conftest import KERNEL_ENVS, REPO, TESTS, KernelEnv
+from support import MemoryCgroup, as_jupyter_starts_it
+
+MiB = 1 << 20
+LIMIT = 1536 * MiB
+WARN_LINE = LIMIT * 80 // 100  # the guard's defaults: warn at 80%, pause at 95%
+PAUSE_LINE = LIMIT * 95 // 100
+
+WARNING = "jupyter-guard: memory warning."
+PAUSED = "jupyter-guard paused the kernel before it ran out of memory."
+INTERRUPTED = "jupyter-guard interrupted this cell to save the kernel from running out of memory."
+
+DRIVER = TESTS / "memory_driver.py"
+CLIENT_PYTHON = KERNEL_ENVS[0].python  # jupyter_client and nbclient live in the main venv
+GROW_NOTEBOOK = REPO / "testdata" / "demo" / "grow.ipynb"
+
+
+def reps(kenv: KernelEnv, full: int) -> int:
+    """The full count on ipykernel 7, a few on 6: the guard does not depend
+    on the kernel's version, the kernel's handling of interrupts does."""
+    return full if kenv.major >= 7 else min(full, 3)
+
+
+@pytest.fixture
+def cgroup():
+    cg = MemoryCgroup.create(LIMIT)
+    try:
+        yield cg
+    finally:
+        cg.remove()
+
+
+def drive(cg: MemoryCgroup, kenv: KernelEnv, tmp_path: Path, scenario: str, n: int, **settings) -> dict:
+    """Runs the driver inside cg on the guarded kernel with the guard's
+    settings in its environment, and returns what it saw."""
+    log = tmp_path / f"{scenario}.log"
+    cfg = {"kernel": kenv.guarded, "cgroup": str(cg.dir), "log": str(log), "scenario": scenario, "reps": n,
+           "target": (WARN_LINE + PAUSE_LINE) // 2}
+    with as_jupyter_starts_it(**settings):
+        r = subprocess.run(cg.wrap([str(CLIENT_PYTHON), str(DRIVER), json.dumps(cfg)]), capture_output=True,
+                           text=True, timeout=600, env=dict(os.environ))
+    kernel_log = log.read_text(errors="replace") if log.exists() else ""
+    assert r.returncode == 0, f"driver failed: {r.stderr[-5000:]}\n--- the kernel's log:\n{kernel_log[-5000:]}"
+    out = json.loads(r.stdout.splitlines()[-1])
+    out["log"] = kernel_log
+    # The client, the proxy and the kernel are all inside the group.
+    kernel = [p["pid"] for p in out["tree"] if p["ppid"] == out["proxy_pid"]]
+    assert len(kernel) == 1, out["tree"]
+    assert {out["driver_pid"], out["proxy_pid"], kernel[0]} <= set(out["in_cgroup"]), out
+    assert out["set"]["status"] == "ok", out["set"]
+    return out
+
+
+# ------------------------------------------------------------ checks
+
+
+def common(rep: dict) -> list[str]:
+    """What every repetition must show, whatever the action."""
+    bad = []
+    if "stuck" in rep:
+        bad.append(rep["stuck"])
+    if rep["oom_after"] != rep["oom_before"]:
+        bad.append(f"oom_kill moved: {rep['oom_before']} -> {rep['oom_after']}")
+    if rep["kept"]["stdout"] != "42\n":
+        bad.append(f"kept is gone: {rep['kept']}")
+    if rep["release"]["status"] != "ok":
+        bad.append(f"releasing failed: {rep['release']}")
+    if rep["usage_released"] >= WARN_LINE // 2:
+        bad.append(f"the memory was not given back: {rep['usage_released'] / MiB:.0f} MiB in use after release")
+    return bad
+
+
+def warned_then(rep: dict, notice: str) -> list[str]:
+    """The warning and then notice in the cell's stderr, each once."""
+    err = rep["stderr"]
+    bad = [f"{text!r} appears {err.count(text)} times in the cell" for text in (WARNING, notice)
+           if err.count(text) != 1]
+    if not bad and err.index(WARNING) > err.index(notice):
+        bad.append("the notice came before the warning")
+    return bad
+
+
+def interrupted(rep: dict) -> list[str]:
+    if rep["status"] == "error" and rep["reply_ename"] == "KeyboardInterrupt" and rep["errors"] == ["KeyboardInterrupt"]:
+        return []
+    return [f"the cell did not end with KeyboardInterrupt: {rep['status']} {rep['reply_ename']} {rep['errors']}"]
+
+
+def paused(rep: dict, workers: int) -> list[str]:
+    """The tree was stopped, all of it (the kernel and `workers` children),
+    and stayed stopped while the driver watched."""
+    bad = []
+    for key in ("tree_at_pause", "tree_paused_later"):
+        procs = rep.get(key, [])
+        if len(procs) != 1 + workers:
+            bad.append(f"{key}: {len(procs)} processes, expected {1 + workers}: {procs}")
+        running = [p for p in procs if p["state"] != "T"]
+        if running:
+            bad.append(f"{key}: not stopped: {running}")
+    grew = rep.get("usage_paused_later", 0) - rep.get("usage_at_pause", 0)
+    if grew > 16 * MiB:
+        bad.append(f"grew by {grew / MiB:.0f} MiB while paused")
+    return bad
+
+
+def verdict(out: dict, check) -> None:
+    """Fails with every repetition that went wrong; prints the figures."""
+    failures = {i: bad for i, rep in enumerate(out["reps"]) if (bad := common(rep) + check(rep))}
+    n = len(out["reps"])
+    peaks = [r["peak"] / MiB for r in out["reps"]]
+    at_pause = [r["usage_at_pause"] / MiB for r in out["reps"] if "usage_at_pause" in r]
+    oom = (out["reps"][0]["oom_before"], out["reps"][-1]["oom_after"]) if n else None
+    print(f"{n - len(failures)} of {n} passed; peak {min(peaks):.0f}-{max(peaks):.0f} MiB of {LIMIT / MiB:.0f}"
+          + (f"; usage at pause {min(at_pause):.0f}-{max(at_pause):.0f} MiB" if at_pause else "")
+          + f"; oom_kill {oom}; {sum(r['seconds'] for r in out['reps']):.1f} s in growing cells")
+    assert not failures, (f"{len(failures)} of {n} repetitions failed: {json.dumps(failures, indent=1)}"
+                          f"\n--- the kernel's log:\n{out['log'][-8000:]}")
+
+
+# ------------------------------------------------------------- pause
+
+
+@pytest.mark.parametrize("cell", ["steady", "fast"])
+def test_pause_then_interrupt_keeps_the_session(kenv, kernelspecs, cgroup, tmp_path, cell):
+    """steady: 32 MiB every 20 ms; fast: 64 MiB numpy blocks back to back."""
+    out = drive(cgroup, kenv, tmp_path, cell, reps(kenv, 20))
+    verdict(out, lambda rep: warned_then(rep, PAUSED) + paused(rep, workers=0) + interrupted(rep))
+
+
+def test_pause_stops_a_multiprocessing_worker(kenv, kernelspecs, cgroup, tmp_path):
+    """The worker allocates, the kernel waits on it: the tree is measured
+    and paused as one, and the interrupt ends the cell; the worker is then
+    terminated and gone."""
+    out = drive(cgroup, kenv, tmp_path, "worker", reps(kenv, 5))
+
+    def check(rep):
+        bad = warned_then(rep, PAUSED) + paused(rep, workers=1) + interrupted(rep)
+        if len(rep["tree_released"]) != 1:
+            bad.append(f"the worker is still there: {rep['tree_released']}")
+        return bad
+
+    verdict(out, check)
+
+
+# ------------------------------------------------------- other actions
+
+
+@pytest.mark.parametrize("cell", ["steady", "fast"])
+def test_action_interrupt_ends_the_cell(kenv, kernelspecs, cgroup, tmp_path, cell):
+    out = drive(cgroup, kenv, tmp_path, f"{cell}-uninterrupted", reps(kenv, 5), JUPYTER_GUARD_ACTION="interrupt")
+
+    def check(rep):
+        bad = warned_then(rep, INTERRUPTED) + interrupted(rep)
+        if PAUSED in rep["stderr"]:
+            bad.append("paused although the action is interrupt")
+        return bad
+
+    verdict(out, check)
+
+
+def test_action_warn_only_warns(kenv, kernelspecs, cgroup, tmp_path):
+    """The cell grows past the warning line, stays a while below the pause
+    line and ends by itself: warned, neither paused nor interrupted. (No OOM
+    kill on purpose: test_diagnosis has the one the suite needs.)"""
+    out = drive(cgroup, kenv, tmp_path, "bounded", reps(kenv, 2), JUPYTER_GUARD_ACTION="warn")
+
+    def check(rep):
+        bad = []
+        if rep["stderr"].count(WARNING) != 1:
+            bad.append(f"warned {rep['stderr'].count(WARNING)} times: {rep['stderr']!r}")
+        if PAUSED in rep["stderr"] or INTERRUPTED in rep["stderr"]:
+            bad.append(f"acted although the action is warn: {rep['stderr']!r}")
+        if rep["status"] != "ok" or not rep["stdout"].startswith("grew to "):
+            bad.append(f"the cell did not finish by itself: {rep['status']} {rep['errors']} {rep['stdout']!r}")
+        if not WARN_LINE <= rep["peak"] < PAUSE_LINE:
+            bad.append(f"peak {rep['peak'] / MiB:.0f} MiB is not between the lines")
+        return bad
+
+    verdict(out, check)
+
+
+# ------------------------------------------------------------ notebook
+
+
+def test_notebook_warning_in_the_right_cell(kenv, kernelspecs):
+    """testdata/demo/grow.ipynb through nbclient, as nbconvert --execute
+    runs it, under a 1 GiB budget on the kernel's tree: the 700 MiB cell
+    ([3]) is warned, no other cell is, and every cell ran."""
+    nb = nbformat.read(GROW_NOTEBOOK, as_version=4)
+    with as_jupyter_starts_it(JUPYTER_GUARD_LIMIT="1GiB"):
+        NotebookClient(nb, kernel_name=kenv.guarded, timeout=120, startup_timeout=60).execute()
+    nbformat.validate(nb)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert [c.execution_count for c in code] == [1, 2, 3, 4]
+    stderr = {c.execution_count: "".join(o["text"] for o in c.outputs if o.get("name") == "stderr") for c in code}
+    warned = [n for n, text in stderr.items() if WARNING in text]
+    assert warned == [3], stderr
+    assert stderr[3].lstrip().startswith(WARNING) and "of its 1 GiB budget" in stderr[3], stderr[3]
+    assert PAUSED not in stderr[3], stderr[3]
+    printed = ["".join(o["text"] for o in c.outputs if o.get("name") == "stdout") for c in code]
+    assert printed == ["", "100 MiB kept\n", "800 MiB kept\n", "0 MiB kept\n"], printed
