@@ -30,7 +30,7 @@ PAUSED = "jupyter-guard paused the kernel"
 QUIET_LIMIT = 60
 # How long the driver watches a paused kernel before interrupting it: a
 # pause that does not hold shows as growth or a running process here.
-WATCH_PAUSED = 0.3
+WATCH_PAUSED = 0.15
 
 # The growing cells. Each keeps its memory in a global, so that an
 # interrupted cell leaves it to the release cell, as a user's would.
