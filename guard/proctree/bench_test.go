@@ -58,3 +58,17 @@ func BenchmarkPSS(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDescendantsThreaded walks a lone process with a dozen threads,
+// as an ipykernel is: its cost is a children file per thread.
+func BenchmarkDescendantsThreaded(b *testing.B) {
+	c := start(b, "python3", "-c", `import threading, time
+for _ in range(12): threading.Thread(target=time.sleep, args=(300,), daemon=True).start()
+print("ready", flush=True); time.sleep(300)`)
+	c.line(b)
+	for b.Loop() {
+		if _, err := Descendants(c.pid()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -20,9 +20,10 @@ func byChildren(root int) (tree []int, ok bool, err error) {
 		return nil, false, nil
 	}
 	tree = []int{root}
-	buf := make([]byte, 0, 256)
+	buf, dirents := make([]byte, 0, 256), make([]byte, 0, 4096)
+	var tasks []string
 	for i := 0; i < len(tree); i++ {
-		tasks, err := os.ReadDir(procPath(tree[i], "task"))
+		tasks, dirents, err = names(procPath(tree[i], "task"), dirents, tasks[:0])
 		if isGone(err) {
 			continue // exited while we walked
 		}
@@ -30,7 +31,7 @@ func byChildren(root int) (tree []int, ok bool, err error) {
 			return nil, true, fmt.Errorf("threads of pid %d: %w", tree[i], err)
 		}
 		for _, t := range tasks {
-			buf, err = readInto(procPath(tree[i], "task/"+t.Name()+"/children"), buf)
+			buf, err = readInto(procPath(tree[i], "task/"+t+"/children"), buf)
 			if isGone(err) {
 				continue
 			}

@@ -105,3 +105,18 @@ func TestChildrenWalkMatchesTheScan(t *testing.T) {
 		t.Fatalf("children walk %v, /proc scan %v", walked, scanned)
 	}
 }
+
+func TestLastPIDMovesWithEachNewProcess(t *testing.T) {
+	before, err := LastPID()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := start(t, "true")
+	after, err := LastPID()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if before == after {
+		t.Errorf("last pid %d before and %d after starting pid %d", before, after, c.pid())
+	}
+}
