@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/jupyter-guard/jupyter-guard/guard/cgroup"
+	"github.com/jupyter-guard/jupyter-guard/guard/proctree"
 )
 
 // Wake says what made the sampler take a sample.
@@ -67,13 +68,19 @@ func (s *Sampler) measure(t *target, why Wake) Sample {
 	now := time.Now()
 	var err error
 	// A pushed wake-up is urgent: it measures the tree it knows. The freeze
-	// scans the tree itself.
-	if len(t.pids) == 0 || why != Pushed && (why == Kicked || now.Sub(t.scanned) >= treeMaxAge) {
+	// scans the tree itself. A kick wants the tree as it is now, which is
+	// the tree last scanned if no process was born since.
+	lastPID, err := proctree.LastPID()
+	if err != nil {
+		t.complain(s.log, "read the last pid", err)
+	}
+	born := err != nil || lastPID != t.lastPID
+	if len(t.pids) == 0 || why != Pushed && (why == Kicked && born || now.Sub(t.scanned) >= treeMaxAge) {
 		var pids []int
 		if pids, err = s.opts.Tree(t.root); err != nil {
 			t.complain(s.log, "scan the process tree", err)
 		} else {
-			t.pids, t.scanned = pids, now
+			t.pids, t.scanned, t.lastPID = pids, now, lastPID
 		}
 		if s.opts.GPU != nil {
 			if t.gpu, err = s.opts.GPU(t.pids); err != nil {

@@ -36,7 +36,8 @@ type Sampler struct {
 	exited  chan struct{}
 
 	mu     sync.Mutex
-	target *target // nil while no kernel is attached
+	target *target   // nil while no kernel is attached
+	asked  time.Time // the latest time Within allows for the next sample; zero: none asked
 }
 
 // target is the kernel being measured.
@@ -48,6 +49,7 @@ type target struct {
 	closed   sync.Once
 	pids     []int
 	scanned  time.Time
+	lastPID  int             // the system's last pid at that scan (proctree.LastPID)
 	gpu      uint64          // at the last scan
 	told     map[string]bool // errors already logged
 }
@@ -136,11 +138,33 @@ func (t *target) closeNotifier() (err error) {
 }
 
 // Kick takes a sample now. It never blocks.
-func (s *Sampler) Kick() {
+func (s *Sampler) Kick() { s.Within(0) }
+
+// Within asks for a sample at most d from now; one due sooner stays due.
+// It never blocks. A cell that starts asks for its first sample within the
+// time its last known headroom allows, rather than now: a sample costs as
+// much CPU as the proxy spends forwarding a short cell, and most cells end
+// before a sample would see anything.
+func (s *Sampler) Within(d time.Duration) {
+	at := time.Now().Add(d)
+	s.mu.Lock()
+	if s.asked.IsZero() || at.Before(s.asked) {
+		s.asked = at
+	}
+	s.mu.Unlock()
 	select {
 	case s.kick <- struct{}{}:
-	default: // a sample is due already
+	default: // the loop has yet to read the earlier ask
 	}
+}
+
+// takeAsked returns the time asked for by Within, and forgets it.
+func (s *Sampler) takeAsked() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	at := s.asked
+	s.asked = time.Time{}
+	return at
 }
 
 // Arm asks the kernel's cgroup to wake the sampler whenever its usage
@@ -174,16 +198,14 @@ func (s *Sampler) run() {
 	defer close(s.exited)
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
-	var wait time.Duration // 0: idle
-	var due time.Time      // when the timer should fire
+	var due time.Time // when the next sample is due; zero: idle
 	var lag lag
 	for {
 		t := s.current()
 		var tick <-chan time.Time
 		var events <-chan cgroup.Event
-		if wait > 0 {
-			due = time.Now().Add(wait)
-			timer.Reset(wait)
+		if !due.IsZero() {
+			timer.Reset(time.Until(due))
 			tick = timer.C
 			if t != nil && t.notifier != nil {
 				events = t.notifier.Events()
@@ -194,9 +216,20 @@ func (s *Sampler) run() {
 		case <-s.done:
 			return
 		case <-s.kick:
+			asked := s.takeAsked()
+			if asked.IsZero() {
+				continue // taken with an earlier signal
+			}
+			if time.Until(asked) > 0 {
+				if due.IsZero() || asked.Before(due) {
+					due = asked
+				}
+				timer.Stop()
+				continue // a sample is asked for later, not now
+			}
 			why = Kicked
 			if t != nil && t.notifier != nil {
-				drain(t.notifier.Events()) // crossings while idle are old news
+				drain(t.notifier.Events()) // older crossings are in this sample
 			}
 		case <-tick:
 			why = Timed
@@ -208,13 +241,15 @@ func (s *Sampler) run() {
 			}
 		}
 		timer.Stop()
+		due = time.Time{}
 		if t = s.current(); t == nil {
-			wait = 0
 			continue
 		}
 		smp := s.measure(t, why)
 		smp.Lag = lag.now()
-		wait = s.handle(smp)
+		if wait := s.handle(smp); wait > 0 {
+			due = time.Now().Add(wait)
+		}
 	}
 }
 

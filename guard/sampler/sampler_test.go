@@ -140,3 +140,36 @@ func TestPushedThresholdWakesTheSampler(t *testing.T) {
 	}
 	p.Expect(t, "done")
 }
+
+// TestWithinAsksForALaterSample: a cell's first sample waits as long as
+// asked, a kick still samples at once, and a later ask never postpones one
+// already due.
+func TestWithinAsksForALaterSample(t *testing.T) {
+	h := start(t, sampler.Options{})
+	h.s.Attach(os.Getpid(), nil)
+
+	h.s.Within(time.Hour)
+	select {
+	case s := <-h.samples:
+		t.Fatalf("sampled (%v) at once when asked for one within the hour", s.Woken)
+	case <-time.After(100 * time.Millisecond):
+	}
+	h.s.Kick()
+	if s := h.next(idle); s.Woken != sampler.Kicked {
+		t.Errorf("woken %v, want kicked", s.Woken)
+	}
+
+	h.s.Within(10 * time.Millisecond)
+	h.s.Within(time.Hour)
+	if s := h.next(idle); s.Woken != sampler.Timed {
+		t.Errorf("woken %v, want timed", s.Woken)
+	}
+
+	// A wait the handler asked for holds against a later ask.
+	h.s.Kick()
+	h.next(func(*sampler.Sampler) time.Duration { return 10 * time.Millisecond })
+	h.s.Within(time.Hour)
+	if s := h.next(idle); s.Woken != sampler.Timed {
+		t.Errorf("woken %v, want timed", s.Woken)
+	}
+}
