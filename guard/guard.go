@@ -64,9 +64,12 @@ type Guard struct {
 	mu     sync.Mutex
 	budget decide.Budget
 	ledger *ledger.Ledger
-	kernel int    // the attached kernel's pid, 0 if none
-	paused string // msg_id of the cell whose pause holds the kernel, "" if none
-	thaws  int    // counts thaws: a pause decided before one is dropped
+	// measured is closed, and replaced, by each measurement the ledger
+	// records: Cells waits on it for a finished cell's end measurement.
+	measured chan struct{}
+	kernel   int    // the attached kernel's pid, 0 if none
+	paused   string // msg_id of the cell whose pause holds the kernel, "" if none
+	thaws    int    // counts thaws: a pause decided before one is dropped
 }
 
 type post struct {
@@ -95,7 +98,7 @@ func New(cfg config.Config, n Notifier, logger *log.Logger) (*Guard, error) {
 	}
 	g := &Guard{
 		cfg: cfg, notify: n, log: logger, budget: b,
-		ledger: ledger.New(countedOn(b.Figure), 0),
+		ledger: ledger.New(countedOn(b.Figure), 0), measured: make(chan struct{}),
 		frz:    freeze.New(proctree.Descendants),
 		posts:  make(chan post, postQueue),
 		posted: make(chan struct{}),
@@ -219,12 +222,35 @@ func (g *Guard) CellRequested(msgID string, header []byte, code string) {
 	g.mu.Unlock()
 }
 
-// CellStarted records iopub busy for an execute_request, and starts sampling.
+// CellStarted records iopub busy for an execute_request, and starts
+// sampling. The cell starts from the kernel's latest measurement (see
+// ledger.Start), so its first sample waits as long as that measurement's
+// headroom allows: a cell as short as most are ends unmeasured, and the
+// end measurement tells what it did.
 func (g *Guard) CellStarted(msgID string) {
 	g.mu.Lock()
 	g.ledger.Start(msgID, g.kernel, time.Now())
+	first := g.firstLook()
 	g.mu.Unlock()
-	g.smp.Kick()
+	g.smp.Within(first)
+}
+
+// firstLook is how long a starting cell may go unmeasured: half the time
+// the fastest plausible growth takes from the latest measurement to the
+// next line, as the sampler paces itself (at once if there is none). Call
+// with g.mu held.
+func (g *Guard) firstLook() time.Duration {
+	last, _, ok := g.ledger.Last()
+	if !ok {
+		return 0
+	}
+	used := last.Of(g.budget.Figure)
+	room, pending := decide.Headroom(g.budget, decide.Input{Used: used, Start: used})
+	if !pending {
+		return sampler.MaxWait
+	}
+	wait, _ := sampler.Pace(room, 0, false)
+	return wait
 }
 
 // ExecutionCount records the count of execute_input for a cell.
@@ -306,10 +332,30 @@ func (g *Guard) release(why string) bool {
 	return true
 }
 
-// Cells is the ledger, oldest cell first, for guardctl.
+// settle is how long Cells waits for the end measurement of a cell that
+// has just finished: the kick for it takes a millisecond, so only a kernel
+// gone meanwhile makes it wait this long.
+const settle = 250 * time.Millisecond
+
+// Cells is the ledger, oldest cell first, for guardctl. A client that
+// asks the moment a cell ends (guardctl run does) gets the cell with its
+// end measurement: without it the cell's last growth would be missing.
 func (g *Guard) Cells() []ledger.Cell {
+	timeout := time.NewTimer(settle)
+	defer timeout.Stop()
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	for g.ledger.Finishing() {
+		measured := g.measured
+		g.mu.Unlock()
+		select {
+		case <-measured:
+			g.mu.Lock()
+		case <-timeout.C:
+			g.mu.Lock()
+			return g.ledger.Cells()
+		}
+	}
 	return g.ledger.Cells()
 }
 
@@ -424,6 +470,8 @@ func (g *Guard) plan(s sampler.Sample) (plan, bool) {
 		mem.Cgroup = s.Cgroup.WorkingSet
 	}
 	g.ledger.Observe(mem, s.Time)
+	close(g.measured)
+	g.measured = make(chan struct{})
 	cell, running := g.ledger.Current()
 	if !running || g.paused != "" {
 		return plan{}, false

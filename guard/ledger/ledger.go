@@ -57,13 +57,13 @@ func (l *Ledger) Request(id string, header []byte, code string, at time.Time) {
 func (l *Ledger) Start(id string, kernel int, at time.Time) {
 	c := l.cell(id)
 	c.State, c.Started, c.Kernel = Running, at, kernel
-	if l.seen && !l.finishing() {
+	if l.seen && !l.Finishing() {
 		c.observe(l.last, l.lastAt, l.counted)
 	}
 }
 
-// finishing tells whether a cell waits for its end measurement.
-func (l *Ledger) finishing() bool {
+// Finishing tells whether a cell waits for its end measurement.
+func (l *Ledger) Finishing() bool {
 	for _, c := range l.cells {
 		if c.State == Finishing {
 			return true
@@ -94,7 +94,8 @@ func (l *Ledger) Finish(id string, at time.Time) {
 }
 
 // Observe records a measurement taken at at for every running cell, and
-// ends every finishing one with it.
+// ends every finishing one with it, if it was taken after the cell
+// finished: a measurement that was under way then comes too early.
 func (l *Ledger) Observe(m Memory, at time.Time) {
 	l.last, l.lastAt, l.seen = m, at, true
 	for _, c := range l.cells {
@@ -103,7 +104,9 @@ func (l *Ledger) Observe(m Memory, at time.Time) {
 			c.observe(m, at, l.counted)
 		case Finishing:
 			c.observe(m, at, l.counted)
-			c.End, c.State = m, Done
+			if !at.Before(c.Finished) {
+				c.End, c.State = m, Done
+			}
 		}
 	}
 }

@@ -283,3 +283,21 @@ func TestQueuedCellsEachGetTheirOwnGrowth(t *testing.T) {
 		t.Fatalf("growth a %d b %d, want 50 and 20", a.Growth, b.Growth)
 	}
 }
+
+// TestAMeasurementTakenBeforeTheEndDoesNotEndTheCell: a sample under way
+// when the cell's idle arrives is recorded after Finish, but measured
+// before it; the end measurement is the next one.
+func TestAMeasurementTakenBeforeTheEndDoesNotEndTheCell(t *testing.T) {
+	l := New(Tree, 0)
+	l.Start("a", 42, at(0))
+	l.Observe(Memory{Tree: 100 * mib}, at(0))
+	l.Finish("a", at(20))
+	l.Observe(Memory{Tree: 150 * mib}, at(19))
+	if c, _ := l.Get("a"); c.State != Finishing || !l.Finishing() {
+		t.Fatalf("ended by a measurement from before its end: %+v", c)
+	}
+	l.Observe(Memory{Tree: 180 * mib}, at(21))
+	if c, _ := l.Get("a"); c.State != Done || c.End.Tree != 180*mib || c.Growth != 80*mib {
+		t.Errorf("state %s, end %d MiB, growth %d MiB; want done at 180 MiB, +80 MiB", c.State, c.End.Tree/mib, c.Growth/mib)
+	}
+}
