@@ -92,11 +92,8 @@ func (p *Proxy) fromKernel(k *kernelSockets, ch Channel, iopubSeen chan struct{}
 			p.inflight.answered(parent.MsgID)
 		case IOPub:
 			if h.MsgType == "status" {
-				var c struct {
-					State string `json:"execution_state"`
-				}
-				if json.Unmarshal(m.Content, &c) == nil {
-					state = c.State
+				var ok bool
+				if state, ok = wire.ExecutionState(m.Content); ok {
 					p.inflight.status(parent.MsgID, m.Parent, state)
 				}
 				if state == "starting" {

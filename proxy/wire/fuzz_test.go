@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"encoding/json"
 	"testing"
 )
 
@@ -28,6 +29,37 @@ func FuzzDecode(f *testing.F) {
 		for i := range back {
 			if !bytes.Equal(back[i], frames[i]) {
 				t.Fatalf("frame %d changed", i)
+			}
+		}
+	})
+}
+
+// FuzzDecodeHeader: whatever the fast scanner accepts is valid JSON that
+// encoding/json decodes to the same fields.
+func FuzzDecodeHeader(f *testing.F) {
+	f.Add([]byte(`{"msg_id":"a","msg_type":"status","session":"s","username":"u","date":"2026-01-01T00:00:00Z","version":"5.4","subshell_id":null}`))
+	f.Add([]byte(`{}`))
+	f.Add([]byte(` { "MSG_ID" : "x" , "a\"b": "\u00e9", "ok": true } `))
+	f.Add([]byte(`{"msg_id":"\u0041","n":1,"o":{"msg_id":"inner"}}`))
+	f.Add([]byte(`{"execution_state": "busy"}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var h Header
+		if scanFlat(data, headerKeys, &h.MsgID, &h.MsgType, &h.Session) {
+			var want Header
+			if err := json.Unmarshal(data, &want); err != nil {
+				t.Fatalf("scanned %q, which encoding/json refuses: %v", data, err)
+			}
+			if h != want {
+				t.Fatalf("scanned %q as %+v, encoding/json reads %+v", data, h, want)
+			}
+		}
+		var state string
+		if scanFlat(data, stateKeys, &state) {
+			var want struct {
+				State string `json:"execution_state"`
+			}
+			if err := json.Unmarshal(data, &want); err != nil || want.State != state {
+				t.Fatalf("scanned %q as state %q, encoding/json reads %q (%v)", data, state, want.State, err)
 			}
 		}
 	})

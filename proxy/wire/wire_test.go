@@ -96,3 +96,14 @@ func BenchmarkVerify(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDecodeHeader reads a header as ipykernel writes it: the proxy
+// does twice per message from the kernel.
+func BenchmarkDecodeHeader(b *testing.B) {
+	frame := []byte(`{"msg_id": "e2b0bc02-7c3a3b8e1f0c4a36a7d1b3f1_2171_42", "msg_type": "status", "username": "jovyan", "session": "e2b0bc02-7c3a3b8e1f0c4a36a7d1b3f1", "date": "2026-11-22T03:10:11.123456Z", "version": "5.4"}`)
+	for b.Loop() {
+		if _, err := DecodeHeader(frame); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
