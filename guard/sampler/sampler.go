@@ -35,9 +35,10 @@ type Sampler struct {
 	closing sync.Once
 	exited  chan struct{}
 
-	mu     sync.Mutex
-	target *target   // nil while no kernel is attached
-	asked  time.Time // the latest time Within allows for the next sample; zero: none asked
+	mu      sync.Mutex
+	target  *target         // nil while no kernel is attached
+	asked   time.Time       // the latest time Within allows for the next sample; zero: none asked
+	waiters []chan struct{} // Sync calls waiting for the next sample to be handled
 }
 
 // target is the kernel being measured.
@@ -158,6 +159,35 @@ func (s *Sampler) Within(d time.Duration) {
 	}
 }
 
+// Sync takes a sample now and waits until the handler has had it (at
+// once if no kernel is attached), or for at most timeout; it reports
+// whether it did not time out. A sample under way when Sync is called does
+// not count: it may predate the call.
+func (s *Sampler) Sync(timeout time.Duration) bool {
+	handled := make(chan struct{})
+	s.mu.Lock()
+	s.waiters = append(s.waiters, handled)
+	s.mu.Unlock()
+	s.Kick()
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-handled:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// takeWaiters returns the Sync calls the next sample answers.
+func (s *Sampler) takeWaiters() []chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w := s.waiters
+	s.waiters = nil
+	return w
+}
+
 // takeAsked returns the time asked for by Within, and forgets it.
 func (s *Sampler) takeAsked() time.Time {
 	s.mu.Lock()
@@ -242,13 +272,16 @@ func (s *Sampler) run() {
 		}
 		timer.Stop()
 		due = time.Time{}
-		if t = s.current(); t == nil {
-			continue
+		waiters := s.takeWaiters()
+		if t = s.current(); t != nil {
+			smp := s.measure(t, why)
+			smp.Lag = lag.now()
+			if wait := s.handle(smp); wait > 0 {
+				due = time.Now().Add(wait)
+			}
 		}
-		smp := s.measure(t, why)
-		smp.Lag = lag.now()
-		if wait := s.handle(smp); wait > 0 {
-			due = time.Now().Add(wait)
+		for _, w := range waiters {
+			close(w)
 		}
 	}
 }

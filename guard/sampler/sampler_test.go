@@ -173,3 +173,23 @@ func TestWithinAsksForALaterSample(t *testing.T) {
 		t.Errorf("woken %v, want timed", s.Woken)
 	}
 }
+
+// TestSyncWaitsForTheHandler: Sync returns once the handler has had a
+// sample taken after the call.
+func TestSyncWaitsForTheHandler(t *testing.T) {
+	h := start(t, sampler.Options{})
+	h.s.Attach(os.Getpid(), nil)
+	synced := make(chan bool)
+	go func() { synced <- h.s.Sync(time.Minute) }()
+	select {
+	case <-synced:
+		t.Fatal("Sync returned before the handler had the sample")
+	case <-time.After(50 * time.Millisecond):
+	}
+	if s := h.next(idle); s.Woken != sampler.Kicked {
+		t.Errorf("woken %v, want kicked", s.Woken)
+	}
+	if !<-synced {
+		t.Error("Sync timed out")
+	}
+}
