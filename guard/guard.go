@@ -17,6 +17,7 @@ import (
 	"log"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jupyter-guard/jupyter-guard/guard/cgroup"
@@ -56,6 +57,9 @@ type Guard struct {
 	frz    *freeze.Freezer
 	posts  chan post
 	posted chan struct{}
+	// queued counts the notices in posts or being written: CellFinished
+	// lets them out before the cell's idle.
+	queued atomic.Int32
 
 	// act serialises pausing and thawing, so a thaw is never overtaken by
 	// a pause decided before it.
@@ -261,12 +265,28 @@ func (g *Guard) ExecutionCount(msgID string, n int) {
 }
 
 // CellFinished records iopub idle for an execute_request; the sampler
-// takes the cell's end measurement and goes idle if no cell runs.
+// takes the cell's end measurement and goes idle if no cell runs. The
+// proxy forwards the idle when it returns. If the cell ran longer since
+// the latest measurement than the headroom then allowed (the look the
+// guard owed it never came, as when its busy came late), it waits for the
+// end measurement and the warning it may call for, at most settle; so it
+// does for notices still queued. What is posted after the idle never
+// shows in the cell.
 func (g *Guard) CellFinished(msgID string) {
 	g.mu.Lock()
 	g.ledger.Finish(msgID, time.Now())
+	_, at, ok := g.ledger.Last()
+	owed := ok && time.Since(at) > g.firstLook()
 	g.mu.Unlock()
-	g.smp.Kick()
+	if owed {
+		g.smp.Sync(settle)
+	} else {
+		g.smp.Kick()
+	}
+	// A notice decided just before the end is still on its way.
+	for deadline := time.Now().Add(settle); g.queued.Load() > 0 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
 }
 
 // Paused tells whether the guard holds the kernel stopped.
@@ -412,6 +432,10 @@ func (g *Guard) sampled(s sampler.Sample) time.Duration {
 	g.mu.Lock()
 	p, ok := g.plan(s)
 	g.mu.Unlock()
+	for _, e := range p.ended {
+		// Directly, before CellFinished returns and the idle goes out.
+		g.notify.Stream(e.parent, "stderr", e.text)
+	}
 	if !ok || len(p.decisions) == 0 {
 		return p.wait
 	}
@@ -450,7 +474,8 @@ type plan struct {
 	texts     []string          // a notice per decision
 	cell      string
 	header    []byte
-	thaws     int // as the decisions were taken
+	thaws     int    // as the decisions were taken
+	ended     []post // warnings for cells that ended past the warning line unwarned
 }
 
 // plan records a sample in the ledger, arms the pushed threshold, paces the
@@ -469,12 +494,17 @@ func (g *Guard) plan(s sampler.Sample) (plan, bool) {
 	if s.HasCgroup {
 		mem.Cgroup = s.Cgroup.WorkingSet
 	}
-	g.ledger.Observe(mem, s.Time)
+	var ended []post
+	for _, c := range g.ledger.Observe(mem, s.Time) {
+		if text, ok := g.lateWarning(c); ok {
+			ended = append(ended, post{c.Header(), text})
+		}
+	}
 	close(g.measured)
 	g.measured = make(chan struct{})
 	cell, running := g.ledger.Current()
 	if !running || g.paused != "" {
-		return plan{}, false
+		return plan{ended: ended}, false
 	}
 	b := g.budget
 	used := mem.Of(b.Figure)
@@ -487,7 +517,7 @@ func (g *Guard) plan(s sampler.Sample) (plan, bool) {
 	// Pushed thresholds cover the next trigger if one lies between the
 	// cgroup's usage and where the trigger is reached.
 	covered := s.NextRung != 0 && s.NextRung <= s.Cgroup.Bytes+room
-	p := plan{wait: sampler.MaxWait, cell: cell.MsgID, header: cell.Header(), thaws: g.thaws}
+	p := plan{wait: sampler.MaxWait, cell: cell.MsgID, header: cell.Header(), thaws: g.thaws, ended: ended}
 	// Decide looks at least as far ahead as Headroom did, so it acts
 	// whenever no room is left.
 	if pending {
@@ -503,6 +533,23 @@ func (g *Guard) plan(s sampler.Sample) (plan, bool) {
 			units.FormatBytes(used), units.FormatBytes(d.Line), b.Figure, units.FormatBytes(uint64(max(0, cell.Rate))))
 	}
 	return p, true
+}
+
+// lateWarning is the warning for cell c, which its end measurement shows
+// past the warning line though no sample saw it there while it ran: the
+// cell was too short, or its busy came late (a C call holding the GIL
+// keeps ipykernel from sending it). It is recorded in c. Call with g.mu
+// held.
+func (g *Guard) lateWarning(c *ledger.Cell) (string, bool) {
+	b := g.budget
+	done := doneIn(c)
+	used := c.End.Of(b.Figure)
+	if done.Warned || done.Acted > 0 || len(decide.Decide(b, decide.Input{Used: used, Start: c.Start.Of(b.Figure), Done: done})) == 0 {
+		return "", false
+	}
+	g.ledger.Act(c.MsgID, ledger.Action{Time: time.Now(), Kind: decide.Warn.String(), Used: used})
+	g.log.Printf("memory guard: warn in cell %s at its end, at %s (%s)", c.MsgID, units.FormatBytes(used), b.Figure)
+	return notice.Warning(g.facts(c, used, b.Warn)), true
 }
 
 // text is the notice for an act.
@@ -577,6 +624,7 @@ func (g *Guard) post(parent []byte, text string) {
 	defer g.mu.Unlock()
 	select {
 	case g.posts <- post{parent, text}:
+		g.queued.Add(1)
 	default:
 		g.log.Printf("memory guard: a notice was dropped, the notifier is not keeping up: %q", text)
 	}
@@ -586,5 +634,6 @@ func (g *Guard) poster(posts <-chan post) {
 	defer close(g.posted)
 	for p := range posts {
 		g.notify.Stream(p.parent, "stderr", p.text)
+		g.queued.Add(-1)
 	}
 }

@@ -157,6 +157,30 @@ func TestWarnAction(t *testing.T) {
 	}
 }
 
+// TestACellSeenOnlyAtItsEndIsWarnedBeforeItsIdle: a C call that holds the
+// GIL (b'x' * 700 MiB) keeps ipykernel from sending busy until the cell's
+// work is done, so the guard hears of the cell only as it ends. Its
+// warning must still be posted before CellFinished returns: the proxy
+// forwards the idle then, and a notice after the idle never shows.
+func TestACellSeenOnlyAtItsEndIsWarnedBeforeItsIdle(t *testing.T) {
+	f := growtest.Guarded(t, budget, nil, nil)
+	f.Cell(t, "before", "ping")
+	f.Finish(t, "before", "pong")
+	f.P.Send(t, "grow 340 0 340") // past the warning line (320 MiB), short of the pause line
+	f.P.Expect(t, "done")
+	f.G.CellRequested("late", growtest.Header("late"), "grow")
+	f.G.CellStarted("late")
+	f.G.CellFinished("late")
+	posted := f.Posted()
+	if len(posted) != 1 || posted[0].Parent != string(growtest.Header("late")) ||
+		!strings.Contains(posted[0].Text, "jupyter-guard: memory warning.") {
+		t.Fatalf("posted before the idle: %+v, want the cell's warning", posted)
+	}
+	if c, _ := f.Ledger("late"); actions(c) != "warn" || c.Growth < 300*mib {
+		t.Errorf("ledger: actions %q, growth %d MiB", actions(c), c.Growth/mib)
+	}
+}
+
 func TestKernelDeathKeepsTheRunningCell(t *testing.T) {
 	f := growtest.Guarded(t, budget, nil, nil)
 	// The first cell may start before the guard's first measurement of the

@@ -95,8 +95,9 @@ func (l *Ledger) Finish(id string, at time.Time) {
 
 // Observe records a measurement taken at at for every running cell, and
 // ends every finishing one with it, if it was taken after the cell
-// finished: a measurement that was under way then comes too early.
-func (l *Ledger) Observe(m Memory, at time.Time) {
+// finished: a measurement that was under way then comes too early. It
+// returns the cells it ended.
+func (l *Ledger) Observe(m Memory, at time.Time) (ended []*Cell) {
 	l.last, l.lastAt, l.seen = m, at, true
 	for _, c := range l.cells {
 		switch c.State {
@@ -106,9 +107,11 @@ func (l *Ledger) Observe(m Memory, at time.Time) {
 			c.observe(m, at, l.counted)
 			if !at.Before(c.Finished) {
 				c.End, c.State = m, Done
+				ended = append(ended, c)
 			}
 		}
 	}
+	return ended
 }
 
 // Act appends an action to a cell.

@@ -36,6 +36,20 @@ func (f *Frontend) Stream(parent []byte, name, text string) {
 	f.streams <- Stream{string(parent), name, text}
 }
 
+// Posted returns the notices posted so far and not yet taken, without
+// waiting for more.
+func (f *Frontend) Posted() []Stream {
+	var out []Stream
+	for {
+		select {
+		case s := <-f.streams:
+			out = append(out, s)
+		default:
+			return out
+		}
+	}
+}
+
 func (f *Frontend) Interrupt() {
 	f.Interrupts.Add(1)
 	f.Button()
