@@ -42,7 +42,11 @@ func readFields(file string, keys ...string) ([]uint64, error) {
 	if err != nil {
 		return nil, err
 	}
-	vals := make([]uint64, len(keys))
+	return parseFields(file, data, keys...)
+}
+
+func parseFields(file string, data []byte, keys ...string) (vals []uint64, err error) {
+	vals = make([]uint64, len(keys))
 	seen := make([]bool, len(keys))
 	for line := range bytes.Lines(data) {
 		k, v, ok := bytes.Cut(bytes.TrimSpace(line), []byte(" "))

@@ -3,14 +3,18 @@ package sampler
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"strconv"
+
+	"github.com/jupyter-guard/jupyter-guard/guard/procfile"
 )
 
+const meminfo = "/proc/meminfo"
+
 // hostUsed is the machine's used memory: MemTotal minus MemAvailable, the
-// kernel's own estimate of what can be had without swapping.
-func hostUsed() (uint64, error) {
-	data, err := os.ReadFile("/proc/meminfo")
+// kernel's own estimate of what can be had without swapping, read from
+// /proc/meminfo.
+func hostUsed(meminfo *procfile.File) (uint64, error) {
+	data, err := meminfo.Read()
 	if err != nil {
 		return 0, err
 	}

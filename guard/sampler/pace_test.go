@@ -1,6 +1,7 @@
 package sampler
 
 import (
+	"github.com/jupyter-guard/jupyter-guard/guard/procfile"
 	"testing"
 	"time"
 )
@@ -42,7 +43,7 @@ func TestParseMeminfo(t *testing.T) {
 	if _, err := parseMeminfo([]byte("MemTotal: 1 kB\n")); err == nil {
 		t.Error("no error without MemAvailable")
 	}
-	if _, err := hostUsed(); err != nil {
+	if _, err := hostUsed(procfile.New(meminfo)); err != nil {
 		t.Errorf("live /proc/meminfo: %v", err)
 	}
 }

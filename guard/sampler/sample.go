@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/jupyter-guard/jupyter-guard/guard/cgroup"
+	"github.com/jupyter-guard/jupyter-guard/guard/procfile"
 	"github.com/jupyter-guard/jupyter-guard/guard/proctree"
 )
 
@@ -63,14 +64,56 @@ type Sample struct {
 // between scans is counted at most this late (its cgroup charge at once).
 const treeMaxAge = 250 * time.Millisecond
 
+// files are the kernel files the sampler reads at every sample, kept open
+// (see procfile). Only the sampler's loop touches them, so a descriptor is
+// never closed under a read, nor its number reused meanwhile.
+type files struct {
+	meminfo, loadavg *procfile.File
+	usage            *cgroup.UsageReader // of target of, nil if it has no cgroup
+	of               *target
+}
+
+func newFiles() *files {
+	return &files{meminfo: procfile.New(meminfo), loadavg: procfile.New(proctree.Loadavg)}
+}
+
+// usageOf is the usage reader of t's cgroup; it closes the previous
+// target's.
+func (f *files) usageOf(t *target) *cgroup.UsageReader {
+	if f.of != t {
+		f.closeUsage()
+		if t.group != nil {
+			f.usage = t.group.UsageReader()
+		}
+		f.of = t
+	}
+	return f.usage
+}
+
+func (f *files) closeUsage() {
+	if f.usage != nil {
+		f.usage.Close()
+	}
+	f.usage, f.of = nil, nil
+}
+
+func (f *files) close() {
+	f.closeUsage()
+	f.meminfo.Close()
+	f.loadavg.Close()
+}
+
 // measure takes one sample of t.
-func (s *Sampler) measure(t *target, why Wake) Sample {
+func (s *Sampler) measure(t *target, why Wake, f *files) Sample {
 	now := time.Now()
-	var err error
 	// A pushed wake-up is urgent: it measures the tree it knows. The freeze
 	// scans the tree itself. A kick wants the tree as it is now, which is
 	// the tree last scanned if no process was born since.
-	lastPID, err := proctree.LastPID()
+	loadavg, err := f.loadavg.Read()
+	var lastPID int
+	if err == nil {
+		lastPID, err = proctree.LastPID(loadavg)
+	}
 	if err != nil {
 		t.complain(s.log, "read the last pid", err)
 	}
@@ -92,14 +135,14 @@ func (s *Sampler) measure(t *target, why Wake) Sample {
 	if smp.Tree, err = s.opts.RSS(t.pids); err != nil {
 		t.complain(s.log, "measure the tree's RSS", err)
 	}
-	if t.group != nil {
-		if smp.Cgroup, err = t.group.Usage(); err != nil {
+	if usage := f.usageOf(t); usage != nil {
+		if smp.Cgroup, err = usage.Read(); err != nil {
 			t.complain(s.log, "read the cgroup's usage", err)
 		} else {
 			smp.HasCgroup = true
 		}
 	}
-	if smp.Host, err = hostUsed(); err != nil {
+	if smp.Host, err = hostUsed(f.meminfo); err != nil {
 		t.complain(s.log, "read the host's memory", err)
 	}
 	if t.ladder != nil && smp.HasCgroup {

@@ -230,6 +230,8 @@ func (s *Sampler) run() {
 	timer.Stop()
 	var due time.Time // when the next sample is due; zero: idle
 	var lag lag
+	files := newFiles()
+	defer files.close()
 	for {
 		t := s.current()
 		var tick <-chan time.Time
@@ -274,11 +276,13 @@ func (s *Sampler) run() {
 		due = time.Time{}
 		waiters := s.takeWaiters()
 		if t = s.current(); t != nil {
-			smp := s.measure(t, why)
+			smp := s.measure(t, why, files)
 			smp.Lag = lag.now()
 			if wait := s.handle(smp); wait > 0 {
 				due = time.Now().Add(wait)
 			}
+		} else {
+			files.closeUsage() // the kernel's cgroup may be removed
 		}
 		for _, w := range waiters {
 			close(w)
