@@ -57,7 +57,7 @@ func parseRunArgs(args []string) (runOptions, error) {
 	fs := flag.NewFlagSet("guardctl run", flag.ContinueOnError)
 	fs.StringVar(&o.kernel, "kernel", "", "kernelspec `NAME` (default: the notebook's own); NAME-guarded is used when installed, else NAME is guarded on the fly")
 	fs.StringVar(&o.limit, "limit", "", "the kernel's memory budget: a `SIZE` (4GiB) or a share of the detected limit (80%); sets JUPYTER_GUARD_LIMIT")
-	fs.StringVar(&o.action, "action", "", "what the guard does near the limit: pause, interrupt or warn; sets JUPYTER_GUARD_ACTION")
+	fs.StringVar(&o.action, "action", "", "what the guard does near the limit: pause, interrupt or warn; sets JUPYTER_GUARD_ACTION (default: interrupt, as nobody can answer a pause)")
 	fs.StringVar(&o.output, "o", "", "write the executed notebook to `OUT.ipynb` (default: NOTEBOOK.out.ipynb)")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "the longest one cell may run; 0 for no limit")
 	fs.BoolVar(&o.allowErrors, "allow-errors", false, "keep running after a cell raises")
@@ -116,14 +116,21 @@ func defaultOutput(input string) string {
 }
 
 // guardEnv passes --limit and --action to the guard in the kernel's
-// environment, where guardctl kernel reads its settings.
-func guardEnv(o runOptions) []string {
+// environment, where guardctl kernel reads its settings. Without either
+// --action or JUPYTER_GUARD_ACTION the action is interrupt: headless,
+// nobody can interrupt or resume a paused kernel, and the run would hang
+// until its timeout instead of failing at the cell with the notice.
+func guardEnv(o runOptions, getenv func(string) string) []string {
 	var env []string
 	if o.limit != "" {
 		env = append(env, "JUPYTER_GUARD_LIMIT="+o.limit)
 	}
-	if o.action != "" {
-		env = append(env, "JUPYTER_GUARD_ACTION="+o.action)
+	action := o.action
+	if action == "" && getenv("JUPYTER_GUARD_ACTION") == "" {
+		action = "interrupt"
+	}
+	if action != "" {
+		env = append(env, "JUPYTER_GUARD_ACTION="+action)
 	}
 	return env
 }
@@ -198,7 +205,7 @@ func runNotebook(args []string) error {
 	k, err := client.Launch(ctx, spec, client.LaunchOptions{
 		// Cells open files relative to the notebook, as under nbconvert.
 		Dir:    filepath.Dir(abs),
-		Env:    guardEnv(o),
+		Env:    guardEnv(o, os.Getenv),
 		Prefix: py.Prefix,
 		// The kernel's own output (and the guard's log) goes where
 		// progress does; stdout keeps only the summary table.
