@@ -106,8 +106,8 @@ func TestHeadroom(t *testing.T) {
 	}{
 		{"to the warn line", Input{Used: 100 * mib, Start: 100 * mib}, 700, true},
 		{"to the pause line", Input{Used: 900 * mib, Start: 100 * mib, Done: Done{Warned: true}}, 50, true},
-		// 1 GiB/s for 20 ms (Reaction) is 20.48 MiB of margin.
-		{"to the pause line's margin", Input{Used: 900 * mib, Start: 100 * mib, Rate: gbps, Done: Done{Warned: true}}, 29.52, true},
+		// 1 GiB/s for 10 ms (Reaction) is 10.24 MiB of margin.
+		{"to the pause line's margin", Input{Used: 900 * mib, Start: 100 * mib, Rate: gbps, Done: Done{Warned: true}}, 39.76, true},
 		{"to the next line after a pause", Input{Used: 960 * mib, Start: 100 * mib, Done: Done{Warned: true, Acted: 1}}, 15, true},
 		{"started past both lines", Input{Used: 960 * mib, Start: 955 * mib}, 13.75, true},
 		{"no line left", Input{Used: 960 * mib, Start: 100 * mib, Done: Done{Acted: MaxActions}}, 0, false},
@@ -123,8 +123,8 @@ func TestMargin(t *testing.T) {
 	if got := Margin(-1, time.Second); got != 0 {
 		t.Errorf("Margin of a shrinking cell = %d", got)
 	}
-	if got := Margin(1.6e9, 5*time.Millisecond); got != 40e6 {
-		t.Errorf("Margin(1.6 GB/s, 5 ms) = %d, want 1.6 GB/s for 25 ms", got)
+	if got := Margin(1.6e9, 5*time.Millisecond); got != 24e6 {
+		t.Errorf("Margin(1.6 GB/s, 5 ms) = %d, want 1.6 GB/s for 15 ms (with Reaction)", got)
 	}
 }
 
