@@ -28,33 +28,21 @@ func (f *File) Path() string { return f.path }
 // error the descriptor is closed and the next Read opens the file again.
 func (f *File) Read() ([]byte, error) {
 	if f.fd < 0 {
-		fd, err := open(f.path)
+		fd, err := Open(f.path)
 		if err != nil {
 			return nil, err
 		}
 		f.fd = fd
 	}
-	if len(f.buf) == 0 {
-		f.buf = make([]byte, 4096)
+	if cap(f.buf) == 0 {
+		f.buf = make([]byte, 0, 4096)
 	}
-	n := 0
-	for {
-		if n == len(f.buf) {
-			f.buf = append(f.buf, make([]byte, len(f.buf))...)
-		}
-		m, err := syscall.Pread(f.fd, f.buf[n:], int64(n))
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil {
-			f.Close()
-			return nil, &fs.PathError{Op: "read", Path: f.path, Err: err}
-		}
-		if m == 0 {
-			return f.buf[:n], nil
-		}
-		n += m
+	var err error
+	if f.buf, err = readAll(f.fd, f.path, f.buf[:0], 0); err != nil {
+		f.Close()
+		return nil, err
 	}
+	return f.buf, nil
 }
 
 // Close closes the descriptor, if open.
@@ -67,7 +55,10 @@ func (f *File) Close() error {
 	return err
 }
 
-func open(path string) (int, error) {
+// Open opens a kernel file or directory for reading, with the system call
+// itself: an os.File adds a stat and a finalizer to each open, as costly as
+// reading the small files this package is for.
+func Open(path string) (int, error) {
 	for {
 		fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
 		if err == syscall.EINTR {
@@ -77,5 +68,37 @@ func open(path string) (int, error) {
 			return -1, &fs.PathError{Op: "open", Path: path, Err: err}
 		}
 		return fd, nil
+	}
+}
+
+// ReadInto reads the file at path once, whole, into buf's storage (grown
+// if need be), and closes it: for files read once each, such as the
+// children of threads that come and go.
+func ReadInto(path string, buf []byte) ([]byte, error) {
+	fd, err := Open(path)
+	if err != nil {
+		return buf[:0], err
+	}
+	defer syscall.Close(fd)
+	return readAll(fd, path, buf[:0], 0)
+}
+
+// readAll reads fd from offset off to EOF, appending to buf.
+func readAll(fd int, path string, buf []byte, off int64) ([]byte, error) {
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := syscall.Pread(fd, buf[len(buf):cap(buf)], off+int64(len(buf)))
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return buf, &fs.PathError{Op: "read", Path: path, Err: err}
+		}
+		if n == 0 {
+			return buf, nil
+		}
+		buf = buf[:len(buf)+n]
 	}
 }

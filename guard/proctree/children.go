@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+
+	"github.com/jupyter-guard/jupyter-guard/guard/procfile"
 )
 
 // byChildren walks the tree from root through /proc/PID/task/TID/children,
@@ -31,7 +33,7 @@ func byChildren(root int) (tree []int, ok bool, err error) {
 			return nil, true, fmt.Errorf("threads of pid %d: %w", tree[i], err)
 		}
 		for _, t := range tasks {
-			buf, err = readInto(procPath(tree[i], "task/"+t+"/children"), buf)
+			buf, err = procfile.ReadInto(procPath(tree[i], "task/"+t+"/children"), buf)
 			if isGone(err) {
 				continue
 			}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+
+	"github.com/jupyter-guard/jupyter-guard/guard/procfile"
 )
 
 // Descendants returns root followed by every process descended from it,
@@ -48,7 +50,7 @@ func childrenByParent(root int) (kids map[int][]int, rootAlive bool, err error) 
 		if err != nil {
 			continue // not a process: /proc/self, /proc/meminfo, …
 		}
-		buf, err = readInto(procPath(pid, "stat"), buf)
+		buf, err = procfile.ReadInto(procPath(pid, "stat"), buf)
 		if isGone(err) {
 			continue
 		}
