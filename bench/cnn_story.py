@@ -30,16 +30,16 @@ import os
 import queue
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-import uuid
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+from memcg import MemoryCgroup  # noqa: E402  the tests' own cgroup helper
 REQUIREMENTS = ROOT / "requirements" / "cnn.txt"
 NOTEBOOK = ROOT / "testdata" / "demo" / "cnn.ipynb"
 MiB = 2**20
@@ -66,84 +66,21 @@ def ensure_venv(venv: Path):
         os.execv(str(python), [str(python), __file__, *sys.argv[1:]])
 
 
-class MemoryCgroup:
-    """A v1 memory cgroup of our own, nested under the one this process
-    runs in, with a limit (as tests/ do it). The cgroup we started in is
-    only read; ours is removed at the end."""
-
-    def __init__(self, limit: int):
-        own = next(line.split(":", 2)[2] for line in open("/proc/self/cgroup").read().splitlines()
-                   if line.split(":", 2)[1] == "memory")
-        self.dir = Path("/sys/fs/cgroup/memory") / own.lstrip("/") / f"cnn-story-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-        self.dir.mkdir()
-        try:
-            self.write("memory.limit_in_bytes", limit)
-            if (self.dir / "memory.memsw.limit_in_bytes").exists():  # no swap to hide in: the limit ends in an OOM kill
-                self.write("memory.memsw.limit_in_bytes", limit)
-        except BaseException:
-            self.remove()
-            raise
-
-    def write(self, name, value):
-        (self.dir / name).write_text(str(value))
-
-    def read(self, name) -> str:
-        return (self.dir / name).read_text()
-
-    def wrap(self, argv: list[str]) -> list[str]:
-        """argv run inside the group from its first instruction (the shell
-        joins, then execs argv with the same pid)."""
-        return ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', str(self.dir / "cgroup.procs"), *argv]
-
-    def procs(self) -> list[int]:
-        return [int(p) for p in self.read("cgroup.procs").split()]
-
-    def oom_kills(self) -> int:
-        return int(dict(line.split() for line in self.read("memory.oom_control").splitlines()).get("oom_kill", 0))
-
-    def usage(self) -> tuple[int, int]:
-        """Raw usage and working set (usage minus inactive page cache), as
-        the guard reads them."""
-        raw = int(self.read("memory.usage_in_bytes"))
-        stat = dict(line.split() for line in self.read("memory.stat").splitlines())
-        return raw, raw - min(raw, int(stat["total_inactive_file"]))
-
-    def remove(self):
-        """Kills what is left in the group and removes it."""
-        deadline = time.monotonic() + 30
-        while self.dir.exists():
-            try:
-                for pid in self.procs():
-                    if pid > 0:  # never kill(0) or kill(-1)
-                        try:
-                            os.kill(pid, signal.SIGKILL)
-                        except ProcessLookupError:
-                            pass
-                self.dir.rmdir()
-            except FileNotFoundError:
-                return
-            except OSError:
-                if time.monotonic() > deadline:
-                    print(f"cnn_story: could not remove {self.dir}; remove it by hand", file=sys.stderr)
-                    return
-                time.sleep(0.05)  # killed tasks hold the group until they are gone
-
-
 class Sampler(threading.Thread):
     """Samples the cgroup every 10 ms: the peak working set, and a
     timeline the script can ask about (usage at a given moment)."""
 
     def __init__(self, cg: MemoryCgroup):
         super().__init__(daemon=True)
-        self.cg, self.peak, self.last, self.stop = cg, 0, (0, 0), threading.Event()
+        self.cg, self.peak, self.last, self.stop = cg, 0, 0, threading.Event()
 
     def run(self):
         while not self.stop.is_set():
             try:
-                self.last = self.cg.usage()
+                self.last = self.cg.working_set()
             except OSError:
                 return
-            self.peak = max(self.peak, self.last[1])
+            self.peak = max(self.peak, self.last)
             time.sleep(0.01)
 
 
@@ -163,7 +100,7 @@ class Story:
 
         self.nbformat, self.args, self.action = nbformat, args, action
         self.tmp = Path(tempfile.mkdtemp(prefix="cnn-story-"))
-        self.cg = MemoryCgroup(args.limit)
+        self.cg = MemoryCgroup.create(args.limit, prefix="cnn-story")
         self.log_path = self.tmp / "kernel.log"
         spec = {
             "argv": self.cg.wrap([str(ROOT / "bin" / "guardctl"), "kernel", "-f", "{connection_file}", "--",
@@ -194,7 +131,10 @@ class Story:
             self.km.shutdown_kernel(now=True)
         except Exception as e:  # the cgroup's removal kills what is left
             print(f"cnn_story: shutdown: {e}", file=sys.stderr)
-        self.cg.remove()
+        try:
+            self.cg.remove()
+        except RuntimeError as e:
+            print(f"cnn_story: {e}", file=sys.stderr)
         self.log.close()
 
     def cleanup(self):
@@ -302,7 +242,7 @@ def story(args) -> dict:
             else:
                 status = s.run_cell(cell, unexpected_pause(s, cell, r))
             took = time.monotonic() - t0
-            ws = s.cg.usage()[1]  # the cgroup's working set as the cell ends
+            ws = s.cg.working_set()  # as the cell ends
             r["cells"].append((cell.execution_count, status, took, ws, cell.source.splitlines()[0]))
             print(f"cell [{cell.execution_count}] {status:<18} {took:6.1f} s  working set {fmt(ws)}"
                   f"  {cell.source.splitlines()[0][:60]}", flush=True)
@@ -355,11 +295,11 @@ def fit_cell(s: Story, cell, r: dict) -> str:
         if "paused the kernel" in text and "paused" not in seen:
             seen["paused"] = time.monotonic() - t0
             seen["oom_at_pause"] = s.cg.oom_kills()
-            seen["ws_at_pause"] = s.sampler.last[1]
+            seen["ws_at_pause"] = s.sampler.last
             time.sleep(args_reading)
             pids = s.kernel_pids()
             seen["states"] = {p: proc_state(p) for p in pids}
-            seen["ws_after_wait"] = s.sampler.last[1]
+            seen["ws_after_wait"] = s.sampler.last
             seen["oom_before_interrupt"] = s.cg.oom_kills()
             seen["interrupted"] = time.monotonic() - t0
             s.km.interrupt_kernel()

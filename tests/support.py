@@ -10,7 +10,6 @@ import hmac
 import json
 import os
 import queue
-import signal
 import time
 import uuid
 from contextlib import contextmanager
@@ -20,6 +19,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pytest
+
+import memcg
 
 # Generous limits for waiting. Nothing in the suite asserts that anything is
 # fast; these only keep a hang from stalling the run.
@@ -324,82 +325,13 @@ def signed_frames(key: bytes, msg_type: str, content: dict | bytes, session: str
 # ------------------------------------------------------------ memory cgroups
 
 
-def own_memory_cgroup() -> Path:
-    """The v1 memory cgroup directory this test process is in."""
-    for line in Path("/proc/self/cgroup").read_text().splitlines():
-        _, controllers, path = line.split(":", 2)
-        if "memory" in controllers.split(","):
-            d = Path("/sys/fs/cgroup/memory") / path.lstrip("/")
-            if d.is_dir():
-                return d
-    pytest.skip("no cgroup v1 memory controller for this test")
-
-
-class MemoryCgroup:
-    """A v1 memory cgroup of the test's own, nested under the one the test
-    process is in, with a limit: the Python side of guard/cgroup/cgrouptest.
-    The cgroup the test started in is only read."""
-
-    def __init__(self, path: Path):
-        """The group at path, made by create: a process inside it (the
-        memory tests' driver) reads it through this."""
-        self.dir = Path(path)
+class MemoryCgroup(memcg.MemoryCgroup):
+    """memcg.MemoryCgroup for tests: where there is none to be had, the
+    test is skipped."""
 
     @classmethod
-    def create(cls, limit: int) -> "MemoryCgroup":
-        cg = cls(own_memory_cgroup() / f"guard-test-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+    def create(cls, limit: int, prefix: str = "guard-test") -> "MemoryCgroup":
         try:
-            cg.dir.mkdir()
-        except (PermissionError, OSError) as e:
-            pytest.skip(f"cgroup v1 memory is not writable here: {e}")
-        try:
-            (cg.dir / "memory.limit_in_bytes").write_text(str(limit))
-            memsw = cg.dir / "memory.memsw.limit_in_bytes"
-            if memsw.exists():  # swap accounted: cap it too, so the limit ends in an OOM kill
-                memsw.write_text(str(limit))
-        except BaseException:
-            cg.remove()
-            raise
-        return cg
-
-    def wrap(self, argv: list[str]) -> list[str]:
-        """argv run inside the group from its first instruction: a shell
-        joins the group, then execs argv (same pid); if it cannot join,
-        argv never runs."""
-        return ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', str(self.dir / "cgroup.procs"), *argv]
-
-    def procs(self) -> list[int]:
-        return [int(p) for p in (self.dir / "cgroup.procs").read_text().split()]
-
-    def oom_kills(self) -> int:
-        fields = dict(line.split() for line in (self.dir / "memory.oom_control").read_text().splitlines())
-        return int(fields.get("oom_kill", 0))
-
-    def usage(self) -> int:
-        return int((self.dir / "memory.usage_in_bytes").read_text())
-
-    def peak(self) -> int:
-        """The highest usage since the group was made or reset_peak."""
-        return int((self.dir / "memory.max_usage_in_bytes").read_text())
-
-    def reset_peak(self):
-        (self.dir / "memory.max_usage_in_bytes").write_text("0")
-
-    def remove(self):
-        """Kills what is left in the group and removes it."""
-        deadline = time.monotonic() + 30
-        while self.dir.exists():
-            try:
-                for pid in self.procs():
-                    if pid > 0:  # never kill(0) or kill(-1): they would hit the test
-                        try:
-                            os.kill(pid, signal.SIGKILL)
-                        except ProcessLookupError:
-                            pass
-                self.dir.rmdir()
-            except FileNotFoundError:
-                return
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise AssertionError(f"could not remove {self.dir}; remove it by hand") from None
-                time.sleep(0.05)  # killed tasks hold the group until they are gone
+            return super().create(limit, prefix)
+        except memcg.Unavailable as e:
+            pytest.skip(str(e))
