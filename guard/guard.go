@@ -622,10 +622,11 @@ func (g *Guard) facts(c *ledger.Cell, used, line uint64) notice.Facts {
 func (g *Guard) post(parent []byte, text string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	g.queued.Add(1) // before it can be taken, so queued never reads 0 for it
 	select {
 	case g.posts <- post{parent, text}:
-		g.queued.Add(1)
 	default:
+		g.queued.Add(-1)
 		g.log.Printf("memory guard: a notice was dropped, the notifier is not keeping up: %q", text)
 	}
 }
