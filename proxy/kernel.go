@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
@@ -21,38 +20,16 @@ type kernelSockets struct {
 	pumps  sync.WaitGroup
 }
 
-// dialKernel connects to a starting kernel, retrying until its ports are up
-// or ctx ends (zmq4's default retries give up sooner than ipykernel starts).
-// shell, control and stdin share one identity: ipykernel routes input()
-// requests on stdin by the identity of the shell request that asked.
+// dialKernel connects to a starting kernel (see transport.DialKernel).
 func dialKernel(ctx context.Context, ci kernelspec.ConnectionInfo, identity string) (*kernelSockets, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	k := &kernelSockets{cancel: cancel}
-	ports := [numChannels]int{ci.ShellPort, ci.ControlPort, ci.StdinPort, ci.IOPubPort}
-	opts := []zmq4.Option{zmq4.WithDialerRetry(50 * time.Millisecond), zmq4.WithDialerMaxRetries(-1)}
-	for _, ch := range []Channel{IOPub, Shell, Control, Stdin} {
-		var s zmq4.Socket
-		if ch == IOPub {
-			s = zmq4.NewSub(ctx, opts...)
-		} else {
-			s = zmq4.NewDealer(ctx, append(opts, zmq4.WithID(zmq4.SocketIdentity(identity)))...)
-		}
-		k.socks[ch] = s
-		ep, err := transport.Endpoint(ci.Endpoint(ports[ch]))
-		if err == nil {
-			err = s.Dial(ep)
-		}
-		if err != nil {
-			k.close()
-			return nil, fmt.Errorf("connect to the kernel's %s port %d: %w", ch, ports[ch], err)
-		}
-		if ch == IOPub {
-			if err := s.SetOption(zmq4.OptionSubscribe, ""); err != nil {
-				k.close()
-				return nil, fmt.Errorf("subscribe to the kernel's iopub: %w", err)
-			}
-		}
+	kc, err := transport.DialKernel(ctx, ci, identity)
+	if err != nil {
+		cancel()
+		return nil, err
 	}
+	k := &kernelSockets{cancel: cancel}
+	k.socks[Shell], k.socks[Control], k.socks[Stdin], k.socks[IOPub] = kc.Shell, kc.Control, kc.Stdin, kc.IOPub
 	return k, nil
 }
 
