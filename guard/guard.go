@@ -17,7 +17,6 @@ import (
 	"log"
 	"os"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/jupyter-guard/jupyter-guard/guard/cgroup"
@@ -32,9 +31,11 @@ import (
 	"github.com/jupyter-guard/jupyter-guard/guard/units"
 )
 
-// Notifier is how the guard speaks; the supervisor implements it. Both
-// methods are called from the guard's sampling goroutine, with no lock of
-// the guard held.
+// Notifier is how the guard speaks; the supervisor implements it. Its
+// methods are called with no lock of the guard held, and must not block:
+// the guard calls them between a decision and the next sample, and the
+// proxy's forwarding of a cell's idle waits for what the guard posts into
+// that cell (see CellFinished).
 type Notifier interface {
 	// Stream posts text into the cell whose execute_request header is
 	// parent, as a stream message named name.
@@ -55,11 +56,10 @@ type Guard struct {
 	smp    *sampler.Sampler
 	gpu    gpu.Meter
 	frz    *freeze.Freezer
-	posts  chan post
-	posted chan struct{}
-	// queued counts the notices in posts or being written: CellFinished
-	// lets them out before the cell's idle.
-	queued atomic.Int32
+	// speaking is held by the handling of a sample, from its decision to
+	// its last notice: CellFinished takes it, so what a sample decided for
+	// a cell reaches the cell before its idle does.
+	speaking sync.Mutex
 
 	// act serialises pausing and thawing, so a thaw is never overtaken by
 	// a pause decided before it.
@@ -81,10 +81,6 @@ type post struct {
 	text   string
 }
 
-// postQueue holds notices waiting for the Notifier: a handful per cell at
-// most, so a full queue means the Notifier is stuck, and dropping is right.
-const postQueue = 32
-
 // New checks cfg against the memory limit of the proxy's own cgroup (which
 // the kernel inherits) and starts the guard, idle until a kernel attaches.
 // Its error says which setting is wrong and what to write instead.
@@ -103,9 +99,7 @@ func New(cfg config.Config, n Notifier, logger *log.Logger) (*Guard, error) {
 	g := &Guard{
 		cfg: cfg, notify: n, log: logger, budget: b,
 		ledger: ledger.New(countedOn(b.Figure), 0), measured: make(chan struct{}),
-		frz:    freeze.New(proctree.Descendants),
-		posts:  make(chan post, postQueue),
-		posted: make(chan struct{}),
+		frz: freeze.New(proctree.Descendants),
 	}
 	g.gpu = gpu.Open()
 	opts := sampler.Options{Log: logger}
@@ -118,7 +112,6 @@ func New(cfg config.Config, n Notifier, logger *log.Logger) (*Guard, error) {
 		}
 	}
 	g.smp = sampler.New(opts, g.sampled)
-	go g.poster(g.posts)
 	logger.Printf("memory guard: %v (%s), measured on %s; action %s", b.Budget, b.Source, b.Figure, b.Action)
 	return g, nil
 }
@@ -270,7 +263,7 @@ func (g *Guard) ExecutionCount(msgID string, n int) {
 // the latest measurement than the headroom then allowed (the look the
 // guard owed it never came, as when its busy came late), it waits for the
 // end measurement and the warning it may call for, at most settle; so it
-// does for notices still queued. What is posted after the idle never
+// does for a sample being handled. What is posted after the idle never
 // shows in the cell.
 func (g *Guard) CellFinished(msgID string) {
 	g.mu.Lock()
@@ -283,10 +276,8 @@ func (g *Guard) CellFinished(msgID string) {
 	} else {
 		g.smp.Kick()
 	}
-	// A notice decided just before the end is still on its way.
-	for deadline := time.Now().Add(settle); g.queued.Load() > 0 && time.Now().Before(deadline); {
-		time.Sleep(time.Millisecond)
-	}
+	g.speaking.Lock() // a sample being handled may still post into the cell
+	g.speaking.Unlock()
 }
 
 // Paused tells whether the guard holds the kernel stopped.
@@ -346,7 +337,7 @@ func (g *Guard) release(why string) bool {
 	}
 	g.mu.Unlock()
 	if text != "" {
-		g.post(c.Header(), text)
+		g.notify.Stream(c.Header(), "stderr", text)
 	}
 	g.smp.Kick()
 	return true
@@ -411,58 +402,49 @@ func (g *Guard) Budget() decide.Budget {
 	return g.budget
 }
 
-// Close stops sampling and posting. A paused kernel stays paused: call
-// Thaw first unless it is being killed.
+// Close stops sampling. A paused kernel stays paused: call Thaw first
+// unless it is being killed.
 func (g *Guard) Close() {
 	g.smp.Close()
 	if err := g.gpu.Close(); err != nil {
 		g.log.Printf("memory guard: %v", err)
 	}
-	g.mu.Lock()
-	close(g.posts)
-	g.posts = nil
-	g.mu.Unlock()
-	<-g.posted
 }
 
 // sampled is the sampler's Handler: ledger, decision, action. It returns
 // how long to wait for the next sample; 0 (idle) when no cell runs or the
 // kernel is paused.
 func (g *Guard) sampled(s sampler.Sample) time.Duration {
+	g.speaking.Lock()
+	defer g.speaking.Unlock()
 	g.mu.Lock()
 	p, ok := g.plan(s)
 	g.mu.Unlock()
 	for _, e := range p.ended {
-		// Directly, before CellFinished returns and the idle goes out.
 		g.notify.Stream(e.parent, "stderr", e.text)
 	}
 	if !ok || len(p.decisions) == 0 {
 		return p.wait
 	}
 	// The action, if any, is the last decision: take it before posting
-	// anything, the notices can wait a millisecond, the memory cannot.
-	switch p.decisions[len(p.decisions)-1].Act {
-	case decide.Interrupt:
-		// Stop the growth now; the supervisor's interrupt thaws it. The
-		// notices go out first and directly: once interrupted, the cell
-		// ends and what is posted after its idle is lost to the notebook.
+	// anything, the notices can wait a millisecond, the memory cannot. An
+	// interrupt pauses first too, so the cell stops growing at once; the
+	// supervisor's interrupt thaws it.
+	act := p.decisions[len(p.decisions)-1].Act
+	if act == decide.Pause || act == decide.Interrupt {
 		if g.pause(s, p.cell, p.thaws) {
-			p.wait = 0
-		}
-		for _, t := range p.texts {
-			g.notify.Stream(p.header, "stderr", t)
-		}
-		g.notify.Interrupt()
-		return p.wait
-	case decide.Pause:
-		if !g.pause(s, p.cell, p.thaws) {
-			p.texts = p.texts[:len(p.texts)-1]
-		} else {
 			p.wait = 0 // nothing to sample until it is thawed
+		} else if act == decide.Pause {
+			p.texts = p.texts[:len(p.texts)-1] // not paused: say nothing of a pause
 		}
 	}
 	for _, t := range p.texts {
-		g.post(p.header, t)
+		g.notify.Stream(p.header, "stderr", t)
+	}
+	if act == decide.Interrupt {
+		// After the notices: once interrupted, the cell ends, and what is
+		// posted after its idle is lost to the notebook.
+		g.notify.Interrupt()
 	}
 	return p.wait
 }
@@ -615,26 +597,4 @@ func (g *Guard) facts(c *ledger.Cell, used, line uint64) notice.Facts {
 	next, _ := decide.Line(b, done.Acted) // after a warning: the pause line
 	return notice.Facts{Used: used, Budget: b.Limit, Figure: b.Figure, Source: b.Source, Action: b.Action,
 		Line: line, Next: next, Growth: c.Growth, Rate: c.Rate, Again: done.Acted > 1}
-}
-
-// post queues a notice for the cell whose header is parent, without
-// waiting: the Notifier writes to a socket.
-func (g *Guard) post(parent []byte, text string) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.queued.Add(1) // before it can be taken, so queued never reads 0 for it
-	select {
-	case g.posts <- post{parent, text}:
-	default:
-		g.queued.Add(-1)
-		g.log.Printf("memory guard: a notice was dropped, the notifier is not keeping up: %q", text)
-	}
-}
-
-func (g *Guard) poster(posts <-chan post) {
-	defer close(g.posted)
-	for p := range posts {
-		g.notify.Stream(p.parent, "stderr", p.text)
-		g.queued.Add(-1)
-	}
 }

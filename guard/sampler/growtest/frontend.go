@@ -70,7 +70,7 @@ func Guarded(t testing.TB, env map[string]string, wrap func(...string) []string,
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &Frontend{streams: make(chan Stream, 16)}
+	f := &Frontend{streams: make(chan Stream, 64)} // room for a test's notices: the guard posts without waiting for a reader
 	g, err := guard.New(cfg, f, logger)
 	if err != nil {
 		t.Fatal(err)
