@@ -106,32 +106,18 @@ func (f *files) close() {
 // measure takes one sample of t.
 func (s *Sampler) measure(t *target, why Wake, f *files) Sample {
 	now := time.Now()
-	// A pushed wake-up is urgent: it measures the tree it knows. The freeze
-	// scans the tree itself. A kick wants the tree as it is now, which is
-	// the tree last scanned if no process was born since.
-	loadavg, err := f.loadavg.Read()
-	var lastPID int
-	if err == nil {
-		lastPID, err = proctree.LastPID(loadavg)
-	}
-	if err != nil {
-		t.complain(s.log, "read the last pid", err)
-	}
-	born := err != nil || lastPID != t.lastPID
-	if len(t.pids) == 0 || why != Pushed && (why == Kicked && born || now.Sub(t.scanned) >= treeMaxAge) {
-		var pids []int
-		if pids, err = s.opts.Tree(t.root); err != nil {
-			t.complain(s.log, "scan the process tree", err)
-		} else {
-			t.pids, t.scanned, t.lastPID = pids, now, lastPID
-		}
-		if s.opts.GPU != nil {
-			if t.gpu, err = s.opts.GPU(t.pids); err != nil {
-				t.complain(s.log, "measure GPU memory", err)
-			}
+	// A pushed wake-up is urgent: it measures the tree it knows (the freeze
+	// scans the tree itself). Otherwise a tree older than treeMaxAge is
+	// scanned again, and a kick wants the tree as it is now, which is the
+	// tree last scanned if no process was born since.
+	stale := len(t.pids) == 0 || why != Pushed && now.Sub(t.scanned) >= treeMaxAge
+	if stale || why == Kicked {
+		if lastPID := s.lastPID(t, f); stale || lastPID < 0 || lastPID != t.lastPID {
+			s.scan(t, now, lastPID)
 		}
 	}
 	smp := Sample{Time: now, Root: t.root, Pids: t.pids, GPU: t.gpu, Woken: why}
+	var err error
 	if smp.Tree, err = s.opts.RSS(t.pids); err != nil {
 		t.complain(s.log, "measure the tree's RSS", err)
 	}
@@ -150,4 +136,35 @@ func (s *Sampler) measure(t *target, why Wake, f *files) Sample {
 	}
 	smp.Cost = time.Since(now)
 	return smp
+}
+
+// lastPID is the system's last pid now (proctree.LastPID), -1 if it cannot
+// be read.
+func (s *Sampler) lastPID(t *target, f *files) int {
+	loadavg, err := f.loadavg.Read()
+	pid := -1
+	if err == nil {
+		pid, err = proctree.LastPID(loadavg)
+	}
+	if err != nil {
+		t.complain(s.log, "read the last pid", err)
+		return -1
+	}
+	return pid
+}
+
+// scan finds t's tree again, and its GPU memory, as of now, when the last
+// pid was lastPID.
+func (s *Sampler) scan(t *target, now time.Time, lastPID int) {
+	pids, err := s.opts.Tree(t.root)
+	if err != nil {
+		t.complain(s.log, "scan the process tree", err)
+	} else {
+		t.pids, t.scanned, t.lastPID = pids, now, lastPID
+	}
+	if s.opts.GPU != nil {
+		if t.gpu, err = s.opts.GPU(t.pids); err != nil {
+			t.complain(s.log, "measure GPU memory", err)
+		}
+	}
 }
