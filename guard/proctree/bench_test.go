@@ -42,8 +42,10 @@ func BenchmarkRSS(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	r := NewRSSReader()
+	defer r.Close()
 	for b.Loop() {
-		if _, _, err := RSS(tree); err != nil {
+		if _, err := r.Sum(tree); err != nil {
 			b.Fatal(err)
 		}
 	}

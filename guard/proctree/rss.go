@@ -1,32 +1,89 @@
 package proctree
 
 import (
+	"bytes"
 	"fmt"
+	"os"
+	"strconv"
 
-	"github.com/shirou/gopsutil/v3/process"
+	"github.com/jupyter-guard/jupyter-guard/guard/procfile"
 )
 
-// RSS returns the resident memory of each of pids and their sum, in bytes, as
-// /proc/PID/statm reports it. Processes that are gone are left out of per.
-// Pages shared between processes (a forked worker's copy-on-write memory,
-// shared libraries) count once for each, so the sum can overstate the tree;
-// PSS splits them, at a cost too high for sampling.
-//
-// It builds gopsutil's Process directly instead of calling NewProcess: that
-// one stats /proc twice and reads /proc/PID/stat just to check the pid exists,
-// which reading statm reports anyway.
-func RSS(pids []int) (total uint64, per map[int]uint64, err error) {
-	per = make(map[int]uint64, len(pids))
+// RSSReader reads the resident memory of processes from /proc/PID/statm,
+// each file kept open between reads (see procfile): the guard measures the
+// same tree at the end of every cell, and opening a file per process per
+// sample cost more than reading it. It is not safe for concurrent use.
+type RSSReader struct {
+	files map[int]*procfile.File
+	gen   map[int]uint64 // the Sum call that last asked for each pid
+	calls uint64
+}
+
+// NewRSSReader returns a reader with no file open yet.
+func NewRSSReader() *RSSReader {
+	return &RSSReader{files: map[int]*procfile.File{}, gen: map[int]uint64{}}
+}
+
+var pageSize = uint64(os.Getpagesize())
+
+// Sum is the resident memory of pids together, in bytes. Processes that
+// are gone count zero. Pages shared between processes (a forked worker's
+// copy-on-write memory, shared libraries) count once for each, so the sum
+// can overstate the tree; PSS splits them, at a cost too high for sampling.
+// The files of processes no longer asked for are closed.
+func (r *RSSReader) Sum(pids []int) (uint64, error) {
+	r.calls++
+	var total uint64
 	for _, pid := range pids {
-		mem, err := (&process.Process{Pid: int32(pid)}).MemoryInfo()
+		r.gen[pid] = r.calls
+		f := r.files[pid]
+		if f == nil {
+			f = procfile.New(procPath(pid, "statm"))
+			r.files[pid] = f
+		}
+		statm, err := f.Read()
 		if isGone(err) {
-			continue
+			continue // Read closed it: a new process under this pid opens afresh
 		}
 		if err != nil {
-			return 0, nil, fmt.Errorf("resident memory of pid %d: %w", pid, err)
+			return 0, fmt.Errorf("resident memory of pid %d: %w", pid, err)
 		}
-		per[pid] = mem.RSS
-		total += mem.RSS
+		pages, err := secondField(statm)
+		if err != nil {
+			return 0, fmt.Errorf("resident memory of pid %d: %s: %w", pid, f.Path(), err)
+		}
+		total += pages * pageSize
 	}
-	return total, per, nil
+	if len(r.files) > len(pids) {
+		r.forget()
+	}
+	return total, nil
+}
+
+// forget closes the files of pids the last Sum did not ask for.
+func (r *RSSReader) forget() {
+	for pid, f := range r.files {
+		if r.gen[pid] != r.calls {
+			f.Close()
+			delete(r.files, pid)
+			delete(r.gen, pid)
+		}
+	}
+}
+
+// Close closes every file.
+func (r *RSSReader) Close() {
+	r.calls++
+	r.forget()
+}
+
+// secondField parses statm's resident page count: "size resident shared ...".
+func secondField(statm []byte) (uint64, error) {
+	_, rest, _ := bytes.Cut(statm, []byte(" "))
+	field, _, _ := bytes.Cut(rest, []byte(" "))
+	n, err := strconv.ParseUint(string(field), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("no resident page count in %q", statm)
+	}
+	return n, nil
 }

@@ -1,6 +1,7 @@
 package proctree
 
 import (
+	"syscall"
 	"testing"
 )
 
@@ -12,38 +13,92 @@ func TestRSSMatchesTheKernel(t *testing.T) {
 	hog := startHog(t, hogMiB)
 	pids := []int{hog.pid(), startHog(t, 1).pid()}
 
-	total, per, err := RSS(pids)
+	r := NewRSSReader()
+	defer r.Close()
+	var sum uint64
+	for _, pid := range pids {
+		got, err := r.Sum([]int{pid})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := vmRSS(t, pid); !near(got, want) {
+			t.Errorf("RSS of pid %d = %d, VmRSS says %d", pid, got, want)
+		}
+		sum += got
+	}
+	total, err := r.Sum(pids)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var sum uint64
-	for _, pid := range pids {
-		if want := vmRSS(t, pid); !near(per[pid], want) {
-			t.Errorf("RSS of pid %d = %d, VmRSS says %d", pid, per[pid], want)
-		}
-		sum += per[pid]
-	}
-	if total != sum {
+	if !near(total, sum) {
 		t.Errorf("total %d, but the per-process figures add up to %d", total, sum)
 	}
-	if per[hog.pid()] < hogMiB<<20 {
-		t.Errorf("RSS of a python holding %d MiB = %d bytes", hogMiB, per[hog.pid()])
+	if total < hogMiB<<20 {
+		t.Errorf("RSS of a python holding %d MiB = %d bytes", hogMiB, total)
+	}
+	if len(r.files) != len(pids) {
+		t.Errorf("%d files open for %d processes", len(r.files), len(pids))
 	}
 }
 
-func TestRSSLeavesOutGoneProcesses(t *testing.T) {
+// TestRSSFollowsTheTree: a process that exits counts zero and its file is
+// closed once it is no longer asked for; one that grows is seen growing
+// through the file kept open.
+func TestRSSFollowsTheTree(t *testing.T) {
 	sh := start(t, "sh", "-c", "echo ready; exec sleep 30")
 	sh.line(t)
 	gone := exitedPID(t)
 
-	total, per, err := RSS([]int{sh.pid(), gone})
+	r := NewRSSReader()
+	defer r.Close()
+	total, err := r.Sum([]int{sh.pid(), gone})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := per[gone]; ok {
-		t.Errorf("gone pid %d has an entry: %v", gone, per)
+	if want := vmRSS(t, sh.pid()); total == 0 || !near(total, want) {
+		t.Errorf("total %d, want the live process's %d", total, want)
 	}
-	if total == 0 || total != per[sh.pid()] {
-		t.Errorf("total %d, want the live process's %d", total, per[sh.pid()])
+	if _, err := r.Sum([]int{sh.pid()}); err != nil {
+		t.Fatal(err)
+	}
+	if _, open := r.files[gone]; open || len(r.files) != 1 {
+		t.Errorf("files open after the gone pid left the tree: %v", r.files)
+	}
+
+	// A python that fills 64 MiB more once told to (SIGUSR1).
+	hog := start(t, "python3", "-c", `
+import signal
+signal.signal(signal.SIGUSR1, lambda *_: None)
+print("ready", flush=True)
+signal.pause()
+hog = bytearray(b"\x01") * (64 << 20)
+print("grown", flush=True)
+signal.pause()`)
+	hog.line(t)
+	before, err := r.Sum([]int{hog.pid()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(hog.pid(), syscall.SIGUSR1); err != nil {
+		t.Fatal(err)
+	}
+	hog.line(t)
+	after, err := r.Sum([]int{hog.pid()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after < before+60<<20 {
+		t.Errorf("RSS %d MiB after 64 MiB more, %d MiB before", after>>20, before>>20)
+	}
+}
+
+func TestSecondField(t *testing.T) {
+	if n, err := secondField([]byte("4242 1234 567 1 0 890 0\n")); n != 1234 || err != nil {
+		t.Errorf("secondField = %d, %v; want 1234", n, err)
+	}
+	for _, bad := range []string{"", "4242", "4242 x 1"} {
+		if _, err := secondField([]byte(bad)); err == nil {
+			t.Errorf("secondField(%q) took it", bad)
+		}
 	}
 }

@@ -99,8 +99,11 @@ func pauseOnce(b *testing.B, grow string, inCgroup bool) (over, react, room floa
 			b.Fatal("the OOM killer struck before the pause")
 		}
 	} else {
+		r := proctree.NewRSSReader()
 		var err error
-		if used, _, err = proctree.RSS(tree); err != nil {
+		used, err = r.Sum(tree)
+		r.Close()
+		if err != nil {
 			b.Fatal(err)
 		}
 	}

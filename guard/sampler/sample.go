@@ -69,12 +69,13 @@ const treeMaxAge = 250 * time.Millisecond
 // never closed under a read, nor its number reused meanwhile.
 type files struct {
 	meminfo, loadavg *procfile.File
+	rss              *proctree.RSSReader
 	usage            *cgroup.UsageReader // of target of, nil if it has no cgroup
 	of               *target
 }
 
 func newFiles() *files {
-	return &files{meminfo: procfile.New(meminfo), loadavg: procfile.New(proctree.Loadavg)}
+	return &files{meminfo: procfile.New(meminfo), loadavg: procfile.New(proctree.Loadavg), rss: proctree.NewRSSReader()}
 }
 
 // usageOf is the usage reader of t's cgroup; it closes the previous
@@ -101,6 +102,7 @@ func (f *files) close() {
 	f.closeUsage()
 	f.meminfo.Close()
 	f.loadavg.Close()
+	f.rss.Close()
 }
 
 // measure takes one sample of t.
@@ -118,7 +120,7 @@ func (s *Sampler) measure(t *target, why Wake, f *files) Sample {
 	}
 	smp := Sample{Time: now, Root: t.root, Pids: t.pids, GPU: t.gpu, Woken: why}
 	var err error
-	if smp.Tree, err = s.opts.RSS(t.pids); err != nil {
+	if smp.Tree, err = f.rss.Sum(t.pids); err != nil {
 		t.complain(s.log, "measure the tree's RSS", err)
 	}
 	if usage := f.usageOf(t); usage != nil {

@@ -18,8 +18,6 @@ type Handler func(Sample) time.Duration
 type Options struct {
 	// Tree lists the kernel's pid and its descendants.
 	Tree func(root int) ([]int, error)
-	// RSS is the resident memory of a set of processes.
-	RSS func(pids []int) (uint64, error)
 	// GPU is the GPU memory of a set of processes; nil: none measured.
 	GPU func(pids []int) (uint64, error)
 	Log *log.Logger
@@ -59,12 +57,6 @@ type target struct {
 func New(opts Options, h Handler) *Sampler {
 	if opts.Tree == nil {
 		opts.Tree = proctree.Descendants
-	}
-	if opts.RSS == nil {
-		opts.RSS = func(pids []int) (uint64, error) {
-			total, _, err := proctree.RSS(pids)
-			return total, err
-		}
 	}
 	if opts.Log == nil {
 		opts.Log = log.Default()

@@ -69,7 +69,9 @@ func TestSampleMeasuresTheTree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rss, _, err := proctree.RSS(tree)
+	again := proctree.NewRSSReader()
+	defer again.Close()
+	rss, err := again.Sum(tree)
 	if err != nil {
 		t.Fatal(err)
 	}
