@@ -1,48 +1,64 @@
 package proxy
 
 import (
-	"context"
 	"fmt"
 
-	"github.com/go-zeromq/zmq4"
-
 	"github.com/jupyter-guard/jupyter-guard/kernelspec"
-	"github.com/jupyter-guard/jupyter-guard/proxy/transport"
+	"github.com/jupyter-guard/jupyter-guard/proxy/zmtp"
 )
 
-// listenFrontend binds the five sockets Jupyter connects to, where its
-// connection file says the kernel listens.
-func listenFrontend(ctx context.Context, ci kernelspec.ConnectionInfo) ([numChannels]zmq4.Socket, error) {
-	var socks [numChannels]zmq4.Socket
-	ports := [numChannels]int{ci.ShellPort, ci.ControlPort, ci.StdinPort, ci.IOPubPort, ci.HBPort}
-	for ch := range numChannels {
-		var s zmq4.Socket
-		switch ch {
-		case IOPub:
-			s = zmq4.NewPub(ctx)
-		default:
-			// A ROUTER for hb too: it echoes to each REQ peer by identity,
-			// where a REP would serve one peer at a time.
-			s = zmq4.NewRouter(ctx)
-		}
-		ep, err := transport.Endpoint(ci.Endpoint(ports[ch]))
-		if err == nil {
-			err = s.Listen(ep)
-		}
-		if err != nil {
-			closeAll(socks[:])
-			s.Close()
-			return socks, fmt.Errorf("listen for %s on %s: %w", ch, ci.Endpoint(ports[ch]), err)
-		}
-		socks[ch] = s
-	}
-	return socks, nil
+// socket is what the proxy does with a bound socket: send on it, close it.
+type socket interface {
+	Send(frames [][]byte) error
+	Close() error
 }
 
-func closeAll(socks []zmq4.Socket) {
-	for _, s := range socks {
-		if s != nil {
-			s.Close()
+// frontSockets are the five sockets Jupyter connects to.
+type frontSockets struct {
+	socks [numChannels]socket // HB stays nil: the echo answers by itself
+	hb    *zmtp.Echo
+}
+
+// listenFrontend binds them where the connection file says the kernel
+// listens: a ROUTER for each request channel, whose messages go to handle,
+// a PUB for iopub, and for hb an echo (the proxy answers heartbeats
+// itself, so a healthy proxy always looks alive, even while the kernel is
+// paused or restarting).
+func listenFrontend(ci kernelspec.ConnectionInfo, handle func(Channel, [][]byte), log zmtp.Logger) (*frontSockets, error) {
+	f := &frontSockets{}
+	ports := [numChannels]int{ci.ShellPort, ci.ControlPort, ci.StdinPort, ci.IOPubPort, ci.HBPort}
+	for ch := range numChannels {
+		ep := ci.Endpoint(ports[ch])
+		var err error
+		switch ch {
+		case IOPub:
+			var pub *zmtp.Pub
+			if pub, err = zmtp.ListenPub(ep, log); err == nil {
+				f.socks[ch] = pub
+			}
+		case HB:
+			f.hb, err = zmtp.ListenEcho(ep, log)
+		default:
+			var router *zmtp.Router
+			if router, err = zmtp.ListenRouter(ep, func(frames [][]byte) { handle(ch, frames) }, log); err == nil {
+				f.socks[ch] = router
+			}
 		}
+		if err != nil {
+			f.close()
+			return nil, fmt.Errorf("listen for %s on %s: %w", ch, ep, err)
+		}
+	}
+	return f, nil
+}
+
+func (f *frontSockets) close() {
+	for _, s := range f.socks {
+		if s != nil {
+			_ = s.Close() // closing is all that is left to do with them
+		}
+	}
+	if f.hb != nil {
+		_ = f.hb.Close()
 	}
 }

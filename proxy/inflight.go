@@ -80,7 +80,7 @@ func (f *inflight) drain() (pending []Request, busy [][]byte) {
 	return pending, busy
 }
 
-// The frames of a zmq4 message are not reused after Recv, but copies keep
+// The frames of a received message are never reused, but copies keep
 // the tracker from pinning a large message in memory through a sub-slice.
 func clone(b []byte) []byte { return append([]byte(nil), b...) }
 

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
-
-	"github.com/go-zeromq/zmq4"
 )
 
 // Publish sends the proxy's own message on iopub, as a child of parent (the
@@ -46,7 +44,7 @@ func (p *Proxy) nudge(ctx context.Context, k *kernelSockets, iopubSeen <-chan st
 			if err != nil {
 				return err
 			}
-			if err := k.socks[Shell].Send(zmq4.NewMsgFrom(m.Frames()...)); err != nil {
+			if err := k.socks[Shell].Send(m.Frames()); err != nil {
 				return fmt.Errorf("ask the kernel for kernel_info: %w", err)
 			}
 		}
@@ -94,5 +92,5 @@ func (p *Proxy) Request(ch Channel, msgType string, content any) error {
 	if err != nil {
 		return err
 	}
-	return k.socks[ch].Send(zmq4.NewMsgFrom(m.Frames()...))
+	return k.socks[ch].Send(m.Frames())
 }

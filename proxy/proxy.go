@@ -2,13 +2,11 @@ package proxy
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log"
 	"sync"
 	"time"
 
-	"github.com/go-zeromq/zmq4"
 	"github.com/google/uuid"
 
 	"github.com/jupyter-guard/jupyter-guard/kernelspec"
@@ -37,7 +35,8 @@ type Proxy struct {
 	log    *log.Logger
 	signer *wire.Signer
 
-	front    [numChannels]zmq4.Socket
+	front    *frontSockets
+	ready    chan struct{} // closed once front is set: handlers wait for it
 	inflight *inflight
 	release  releaser
 	own      chan *wire.Message // replies to the proxy's own requests
@@ -47,18 +46,12 @@ type Proxy struct {
 	attached chan struct{}  // closed while a kernel is attached
 	// kernelInfo is the content of the kernel's answer to the nudge.
 	kernelInfo []byte
-	frontend   sync.WaitGroup
 }
 
 // Listen binds the frontend sockets and starts forwarding from them.
 // Requests wait until a kernel is attached.
 func Listen(ci kernelspec.ConnectionInfo, hooks Hooks, logger *log.Logger) (*Proxy, error) {
 	ctx, cancel := context.WithCancel(context.Background())
-	socks, err := listenFrontend(ctx, ci)
-	if err != nil {
-		cancel()
-		return nil, err
-	}
 	signer := wire.NewSigner(ci.Key)
 	p := &Proxy{
 		Builder:  wire.NewBuilder(signer),
@@ -67,17 +60,18 @@ func Listen(ci kernelspec.ConnectionInfo, hooks Hooks, logger *log.Logger) (*Pro
 		hooks:    hooks,
 		log:      logger,
 		signer:   signer,
-		front:    socks,
+		ready:    make(chan struct{}),
 		inflight: newInflight(),
 		own:      make(chan *wire.Message, 16),
 		attached: make(chan struct{}),
 	}
-	for _, ch := range requestChannels {
-		p.frontend.Add(1)
-		go p.fromFrontend(ch)
+	front, err := listenFrontend(ci, p.fromFrontend, logger.Printf)
+	if err != nil {
+		cancel()
+		return nil, err
 	}
-	p.frontend.Add(1)
-	go p.heartbeat()
+	p.front = front
+	close(p.ready)
 	return p, nil
 }
 
@@ -85,8 +79,7 @@ func Listen(ci kernelspec.ConnectionInfo, hooks Hooks, logger *log.Logger) (*Pro
 func (p *Proxy) Close() {
 	p.Detach(0)
 	p.cancel()
-	closeAll(p.front[:])
-	p.frontend.Wait()
+	p.front.close()
 }
 
 // Attach connects to a child kernel described by ci and starts forwarding
@@ -94,14 +87,16 @@ func (p *Proxy) Close() {
 // iopub messages flow, so no frontend request or output is lost to a slow
 // start; it gives up when ctx ends.
 func (p *Proxy) Attach(ctx context.Context, ci kernelspec.ConnectionInfo) error {
-	k, err := dialKernel(p.ctx, ci, uuid.NewString())
+	iopubSeen := make(chan struct{})
+	var seen sync.Once
+	k, err := dialKernel(ctx, ci, uuid.NewString(), func(ch Channel, frames [][]byte) {
+		if ch == IOPub {
+			seen.Do(func() { close(iopubSeen) })
+		}
+		p.fromKernel(ch, frames)
+	})
 	if err != nil {
 		return err
-	}
-	iopubSeen := make(chan struct{})
-	for _, ch := range []Channel{Shell, Control, Stdin, IOPub} {
-		k.pumps.Add(1)
-		go p.fromKernel(k, ch, iopubSeen)
 	}
 	if err := p.nudge(ctx, k, iopubSeen); err != nil {
 		k.close()
@@ -152,7 +147,7 @@ func (p *Proxy) current() (*kernelSockets, error) {
 }
 
 func (p *Proxy) sendFront(ch Channel, frames [][]byte) error {
-	if err := p.front[ch].Send(zmq4.NewMsgFrom(frames...)); err != nil && !errors.Is(err, context.Canceled) {
+	if err := p.front.socks[ch].Send(frames); err != nil {
 		return fmt.Errorf("send on %s to the frontend: %w", ch, err)
 	}
 	return nil

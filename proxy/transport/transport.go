@@ -6,6 +6,8 @@ import (
 	"net"
 
 	zmqtransport "github.com/go-zeromq/zmq4/transport"
+
+	"github.com/jupyter-guard/jupyter-guard/proxy/zmtp"
 )
 
 // bufferedTransport is zmq4's own net transport with every connection,
@@ -31,7 +33,7 @@ func (t bufferedTransport) Dial(ctx context.Context, d zmqtransport.Dialer, addr
 
 func (t bufferedTransport) Listen(ctx context.Context, addr string) (net.Listener, error) {
 	if t.network == "unix" {
-		if err := removeStaleSocket(addr); err != nil {
+		if err := zmtp.RemoveStaleSocket(addr); err != nil {
 			return nil, err
 		}
 	}

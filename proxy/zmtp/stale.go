@@ -1,4 +1,4 @@
-package transport
+package zmtp
 
 import (
 	"errors"
@@ -9,7 +9,7 @@ import (
 	"syscall"
 )
 
-// removeStaleSocket deletes a unix socket file that nobody accepts on any
+// RemoveStaleSocket deletes a unix socket file that nobody accepts on any
 // more, as libzmq does before binding an ipc endpoint. A kernel killed on
 // restart leaves its socket files behind and Jupyter reuses the same paths
 // for the next one, so without this the restarted proxy could not listen
@@ -19,7 +19,7 @@ import (
 // stealing another process's endpoint; finding out costs that process one
 // connection that closes at once. Anything that is not a socket is left
 // for Listen to report.
-func removeStaleSocket(path string) error {
+func RemoveStaleSocket(path string) error {
 	fi, err := os.Lstat(path)
 	if err != nil || fi.Mode()&fs.ModeSocket == 0 {
 		return nil

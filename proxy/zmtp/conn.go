@@ -1,0 +1,253 @@
+package zmtp
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+)
+
+// ZMTP 3 framing: a flags byte, a 1- or 8-byte big-endian size, the body.
+const (
+	flagMore    = 0x01
+	flagLong    = 0x02
+	flagCommand = 0x04
+)
+
+const (
+	// bufSize is each connection's read and write buffer: far above a
+	// Jupyter message's envelope and typical content, so a message arrives
+	// in one read and leaves in one write.
+	bufSize = 64 << 10
+	// inlineMax is the largest frame copied into the write buffer; a
+	// larger one goes to the socket from where it is, in the same writev.
+	inlineMax = 16 << 10
+	// maxFrame is the largest frame a peer may announce. Jupyter messages
+	// are far smaller; 4 GiB leaves room for huge buffers.
+	maxFrame = 4 << 30
+	// bodyChunk is as much of a frame's body as is allocated before its
+	// bytes arrive; a larger body grows as they do. A size is only what
+	// the peer says: trusted with memory, nine bytes announcing 4 GiB
+	// would hold 4 GiB for a peer that sends nothing more.
+	bodyChunk = 1 << 20
+)
+
+// ErrClosed is returned by writes on a connection that has failed or been
+// closed.
+var ErrClosed = errors.New("zmtp: connection closed")
+
+// conn is one ZMTP connection. Reads come from one goroutine; writes may
+// come from any, one whole message at a time.
+type conn struct {
+	net.Conn
+	r *bufio.Reader
+
+	// writeTimeout, if not zero, is how long a message may take to leave,
+	// plus a second per MB of it: a peer that stops reading is dropped
+	// rather than stalling everyone else's traffic.
+	writeTimeout time.Duration
+
+	wmu  sync.Mutex
+	wbuf []byte
+	vec  net.Buffers
+	werr error // the first write error: the stream is broken after it
+}
+
+func newConn(c net.Conn) *conn {
+	return &conn{Conn: c, r: bufio.NewReaderSize(c, bufSize), wbuf: make([]byte, 0, bufSize)}
+}
+
+// readFrame reads one frame, command or message part.
+func (c *conn) readFrame() (flags byte, body []byte, err error) {
+	if flags, err = c.r.ReadByte(); err != nil {
+		return 0, nil, err
+	}
+	var size uint64
+	if flags&flagLong != 0 {
+		var b [8]byte
+		if _, err = io.ReadFull(c.r, b[:]); err != nil {
+			return 0, nil, err
+		}
+		size = binary.BigEndian.Uint64(b[:])
+	} else {
+		b, err := c.r.ReadByte()
+		if err != nil {
+			return 0, nil, err
+		}
+		size = uint64(b)
+	}
+	if size > maxFrame {
+		return 0, nil, fmt.Errorf("peer announced a frame of %d bytes, above the %d-byte limit", size, uint64(maxFrame))
+	}
+	if body, err = c.readBody(size); err != nil {
+		return 0, nil, err
+	}
+	return flags, body, nil
+}
+
+// readBody reads a frame body of size bytes. It allocates bodyChunk at
+// first, then, each time what it has is full, as much again: never more
+// than twice what has arrived.
+func (c *conn) readBody(size uint64) ([]byte, error) {
+	body := make([]byte, min(size, bodyChunk))
+	read := 0
+	for {
+		if _, err := io.ReadFull(c.r, body[read:]); err != nil {
+			if read > 0 && err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
+		if uint64(len(body)) == size {
+			return body, nil
+		}
+		read = len(body)
+		body = append(body, make([]byte, min(size-uint64(read), uint64(read)))...)
+	}
+}
+
+// readCommand reads one frame that must be a command, and splits it into
+// name and data.
+func (c *conn) readCommand() (name string, data []byte, err error) {
+	flags, body, err := c.readFrame()
+	if err != nil {
+		return "", nil, err
+	}
+	if flags&flagCommand == 0 {
+		return "", nil, fmt.Errorf("peer sent a message where a command belongs")
+	}
+	return splitCommand(body)
+}
+
+func splitCommand(body []byte) (name string, data []byte, err error) {
+	if len(body) == 0 || len(body) < 1+int(body[0]) {
+		return "", nil, fmt.Errorf("malformed command")
+	}
+	return string(body[1 : 1+body[0]]), body[1+body[0]:], nil
+}
+
+// readMsg reads the next message. Commands met on the way are answered
+// (PING) or ignored, except SUBSCRIBE and CANCEL, which come back as the
+// subscription messages ZMTP 3.0 peers send: one frame, 1 or 0, topic.
+func (c *conn) readMsg() ([][]byte, error) {
+	var frames [][]byte
+	for {
+		flags, body, err := c.readFrame()
+		if err != nil {
+			return nil, err
+		}
+		if flags&flagCommand != 0 {
+			name, data, err := splitCommand(body)
+			if err != nil {
+				return nil, err
+			}
+			switch name {
+			case "PING":
+				if len(data) >= 2 {
+					if err := c.writeCommand("PONG", data[2:]); err != nil {
+						return nil, err
+					}
+				}
+			case "SUBSCRIBE", "CANCEL":
+				if len(frames) == 0 {
+					op := byte(0)
+					if name == "SUBSCRIBE" {
+						op = 1
+					}
+					return [][]byte{append([]byte{op}, data...)}, nil
+				}
+			case "ERROR":
+				return nil, fmt.Errorf("peer sent ERROR: %q", errorReason(data))
+			}
+			continue
+		}
+		frames = append(frames, body)
+		if flags&flagMore == 0 {
+			return frames, nil
+		}
+	}
+}
+
+// writeMsg sends frames as one message, in one system call when the
+// small frames fit the write buffer.
+func (c *conn) writeMsg(frames [][]byte) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if c.werr != nil {
+		return c.werr
+	}
+	size := 0
+	for _, f := range frames {
+		size += len(f)
+	}
+	c.setDeadline(size)
+	buf, vec, mark := c.wbuf[:0], c.vec[:0], 0
+	for i, f := range frames {
+		if len(buf)+9 > cap(buf) || len(f) <= inlineMax && len(buf)+9+len(f) > cap(buf) {
+			// Full: send what is pending, then go on from an empty buffer.
+			if err := c.flush(append(vec, buf[mark:])); err != nil {
+				return err
+			}
+			buf, vec, mark = buf[:0], vec[:0], 0
+		}
+		var flags byte
+		if i < len(frames)-1 {
+			flags = flagMore
+		}
+		buf = appendHeader(buf, flags, len(f))
+		if len(f) <= inlineMax {
+			buf = append(buf, f...)
+			continue
+		}
+		vec = append(vec, buf[mark:], f)
+		mark = len(buf)
+	}
+	err := c.flush(append(vec, buf[mark:]))
+	c.vec = vec[:0]
+	return err
+}
+
+// writeCommand sends one command frame.
+func (c *conn) writeCommand(name string, data []byte) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if c.werr != nil {
+		return c.werr
+	}
+	c.setDeadline(len(data))
+	body := append([]byte{byte(len(name))}, name...)
+	body = append(body, data...)
+	buf := appendHeader(c.wbuf[:0], flagCommand, len(body))
+	return c.flush(net.Buffers{append(buf, body...)})
+}
+
+func appendHeader(buf []byte, flags byte, size int) []byte {
+	if size > 255 {
+		buf = append(buf, flags|flagLong)
+		return binary.BigEndian.AppendUint64(buf, uint64(size))
+	}
+	return append(buf, flags, byte(size))
+}
+
+func (c *conn) setDeadline(size int) {
+	if c.writeTimeout > 0 {
+		d := c.writeTimeout + time.Duration(size)*time.Second/1e6
+		_ = c.Conn.SetWriteDeadline(time.Now().Add(d)) // an error shows at the write
+	}
+}
+
+// flush writes vec whole. After a failed write, part of a message may have
+// left, so the connection is closed: its peer sees it end, never a torn
+// message.
+func (c *conn) flush(vec net.Buffers) error {
+	if _, err := vec.WriteTo(c.Conn); err != nil {
+		c.werr = fmt.Errorf("%w: %w", ErrClosed, err)
+		c.Conn.Close()
+		return c.werr
+	}
+	return nil
+}

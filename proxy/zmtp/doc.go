@@ -1,0 +1,20 @@
+// Package zmtp is the part of ZeroMQ the proxy speaks: ZMTP 3 with the
+// NULL mechanism (rfc.zeromq.org/spec/23) over tcp and ipc, for the four
+// kinds of socket a Jupyter kernel proxy has. Towards the frontends it
+// binds a Router (shell, control, stdin, heartbeat) and a Pub (iopub);
+// towards its child it dials a Dealer or a Sub (Dial).
+//
+// It exists for latency. Behind zmq4's sockets every message crossed two
+// goroutines in the proxy (zmq4's reader per connection, then the
+// forwarding loop) and a third on iopub (zmq4's PUB writer), each hand-off
+// a wake-up on a 2-core machine already busy with the kernel and its
+// client. Here the goroutine that reads a message from one connection
+// calls the handler, and the handler writes it to the other connection:
+// one read and one write per message, nothing in between.
+//
+// What it leaves out, because Jupyter's peers do not need it: security
+// mechanisms other than NULL, ZMTP 1 and 2 peers, reconnecting (the proxy
+// dials a new child with new sockets), and high-water marks: a frontend
+// that stops reading a socket for longer than writeTimeout allows is
+// disconnected, where libzmq would drop its messages instead.
+package zmtp

@@ -1,0 +1,136 @@
+package zmtp
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// The greeting both ends send first: signature, version, mechanism,
+// as-server, filler (64 bytes). The proxy announces 3.0, so a libzmq peer
+// speaks 3.0 too and sends subscriptions as messages; a 3.1 peer's
+// commands are understood anyway.
+const greetingLen = 64
+
+var greeting = func() []byte {
+	g := make([]byte, greetingLen)
+	g[0], g[9] = 0xff, 0x7f
+	g[10], g[11] = 3, 0
+	copy(g[12:32], "NULL")
+	return g
+}()
+
+// Socket types, as READY names them.
+const (
+	typeRouter = "ROUTER"
+	typeDealer = "DEALER"
+	typePub    = "PUB"
+	typeSub    = "SUB"
+)
+
+// peersOf are the socket types each socket type may talk to (ZMTP spec 23).
+var peersOf = map[string][]string{
+	typeRouter: {"DEALER", "REQ", "ROUTER"},
+	typeDealer: {"ROUTER", "REP", "DEALER"},
+	typePub:    {"SUB", "XSUB"},
+	typeSub:    {"PUB", "XPUB"},
+}
+
+// handshake exchanges greetings and READY commands on c as a socket of
+// type sockType with the given identity, and returns the peer's identity.
+func (c *conn) handshake(sockType string, identity []byte) ([]byte, error) {
+	if _, err := c.Conn.Write(greeting); err != nil {
+		return nil, fmt.Errorf("send greeting: %w", err)
+	}
+	var g [greetingLen]byte
+	if _, err := io.ReadFull(c.r, g[:]); err != nil {
+		return nil, fmt.Errorf("read greeting: %w", err)
+	}
+	if g[0] != 0xff || g[9] != 0x7f {
+		return nil, fmt.Errorf("peer does not speak ZMTP")
+	}
+	if g[10] < 3 {
+		return nil, fmt.Errorf("peer speaks ZMTP %d.%d, 3.0 or later is needed", g[10], g[11])
+	}
+	if mech := string(bytes.TrimRight(g[12:32], "\x00")); mech != "NULL" {
+		return nil, fmt.Errorf("peer wants security mechanism %q, only NULL is spoken", mech)
+	}
+
+	props := map[string][]byte{"Socket-Type": []byte(sockType)}
+	if sockType == typeRouter || sockType == typeDealer {
+		props["Identity"] = identity
+	}
+	if err := c.writeCommand("READY", encodeProperties(props)); err != nil {
+		return nil, fmt.Errorf("send READY: %w", err)
+	}
+	name, body, err := c.readCommand()
+	if err != nil {
+		return nil, fmt.Errorf("read READY: %w", err)
+	}
+	if name == "ERROR" {
+		return nil, fmt.Errorf("peer refused the connection: %q", errorReason(body))
+	}
+	if name != "READY" {
+		return nil, fmt.Errorf("peer sent %q where READY belongs", name)
+	}
+	peer, err := parseProperties(body)
+	if err != nil {
+		return nil, fmt.Errorf("peer's READY: %w", err)
+	}
+	peerType := strings.ToUpper(string(peer["socket-type"]))
+	for _, ok := range peersOf[sockType] {
+		if peerType == ok {
+			return peer["identity"], nil
+		}
+	}
+	return nil, fmt.Errorf("a %s socket cannot talk to a %q socket", sockType, peerType)
+}
+
+// encodeProperties is READY's metadata: name length (1 byte), name, value
+// length (4 bytes, big endian), value.
+func encodeProperties(props map[string][]byte) []byte {
+	var b []byte
+	for _, name := range []string{"Socket-Type", "Identity"} {
+		v, ok := props[name]
+		if !ok {
+			continue
+		}
+		b = append(b, byte(len(name)))
+		b = append(b, name...)
+		b = binary.BigEndian.AppendUint32(b, uint32(len(v)))
+		b = append(b, v...)
+	}
+	return b
+}
+
+// parseProperties reads READY's metadata; names come back in lower case
+// (the spec makes them case-insensitive).
+func parseProperties(b []byte) (map[string][]byte, error) {
+	props := map[string][]byte{}
+	for len(b) > 0 {
+		n := int(b[0])
+		if len(b) < 1+n+4 {
+			return nil, fmt.Errorf("property list cut short")
+		}
+		name := strings.ToLower(string(b[1 : 1+n]))
+		b = b[1+n:]
+		vlen := binary.BigEndian.Uint32(b)
+		b = b[4:]
+		if uint64(len(b)) < uint64(vlen) {
+			return nil, fmt.Errorf("property %q cut short", name)
+		}
+		props[name] = b[:vlen:vlen]
+		b = b[vlen:]
+	}
+	return props, nil
+}
+
+// errorReason is an ERROR command's reason (1-byte length, text).
+func errorReason(body []byte) string {
+	if len(body) == 0 || len(body) < 1+int(body[0]) {
+		return ""
+	}
+	return string(body[1 : 1+int(body[0])])
+}

@@ -1,0 +1,171 @@
+package zmtp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"time"
+)
+
+// handshakeTimeout bounds a new connection's greeting and READY, so a peer
+// that connects and says nothing holds nothing but its own goroutine.
+const handshakeTimeout = 10 * time.Second
+
+// writeTimeout is how long a frontend may leave a message unread (plus a
+// second per MB) before the proxy drops its connection.
+const writeTimeout = 30 * time.Second
+
+// Handler takes each message a peer sends, on that connection's own
+// goroutine; the frames are the handler's to keep. Messages from one
+// connection arrive in order, from different connections concurrently.
+type Handler func(frames [][]byte)
+
+// Logger reports what goes wrong with a peer, one line each.
+type Logger func(format string, args ...any)
+
+// splitEndpoint turns "tcp://host:port" or "ipc://path" into a network and
+// an address for package net.
+func splitEndpoint(ep string) (network, addr string, err error) {
+	scheme, addr, ok := strings.Cut(ep, "://")
+	switch {
+	case !ok:
+		return "", "", fmt.Errorf("endpoint %q: no scheme", ep)
+	case scheme == "tcp":
+		return "tcp", addr, nil
+	case scheme == "ipc":
+		return "unix", addr, nil
+	}
+	return "", "", fmt.Errorf("endpoint %q: scheme %q is not tcp or ipc", ep, scheme)
+}
+
+// listener accepts connections for a bound socket, shakes hands with each
+// on its own goroutine, and serves it until it ends.
+type listener struct {
+	ln       net.Listener
+	sockType string
+	log      Logger
+	// serve runs on the connection's goroutine after the handshake, with
+	// the peer's identity, until the connection ends.
+	serve func(c *conn, identity []byte)
+
+	mu     sync.Mutex
+	conns  map[*conn]struct{}
+	closed bool
+	wg     sync.WaitGroup
+}
+
+func listen(ep, sockType string, log Logger, serve func(*conn, []byte)) (*listener, error) {
+	network, addr, err := splitEndpoint(ep)
+	if err != nil {
+		return nil, err
+	}
+	if network == "unix" {
+		if err := RemoveStaleSocket(addr); err != nil {
+			return nil, err
+		}
+	}
+	ln, err := net.Listen(network, addr)
+	if err != nil {
+		return nil, err
+	}
+	l := &listener{ln: ln, sockType: sockType, log: log, serve: serve, conns: map[*conn]struct{}{}}
+	l.wg.Add(1)
+	go l.accept()
+	return l, nil
+}
+
+func (l *listener) accept() {
+	defer l.wg.Done()
+	for {
+		nc, err := l.ln.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			l.log("%s on %s: accept: %v", l.sockType, l.ln.Addr(), err)
+			time.Sleep(10 * time.Millisecond) // out of descriptors, say: not a busy loop
+			continue
+		}
+		c := newConn(nc)
+		c.writeTimeout = writeTimeout
+		l.mu.Lock()
+		if l.closed {
+			l.mu.Unlock()
+			nc.Close()
+			return
+		}
+		l.conns[c] = struct{}{}
+		l.wg.Add(1)
+		l.mu.Unlock()
+		go l.run(c)
+	}
+}
+
+func (l *listener) run(c *conn) {
+	defer func() {
+		c.Close()
+		l.mu.Lock()
+		delete(l.conns, c)
+		l.mu.Unlock()
+		l.wg.Done()
+	}()
+	_ = c.SetDeadline(time.Now().Add(handshakeTimeout))
+	identity, err := c.handshake(l.sockType, nil)
+	if err != nil {
+		l.log("%s on %s: a peer from %s: %v; connection dropped", l.sockType, l.ln.Addr(), c.RemoteAddr(), err)
+		return
+	}
+	_ = c.SetDeadline(time.Time{})
+	l.serve(c, identity)
+}
+
+// close stops accepting, closes every connection and waits for their
+// goroutines, handlers included, to return.
+func (l *listener) close() error {
+	l.mu.Lock()
+	l.closed = true
+	err := l.ln.Close()
+	for c := range l.conns {
+		c.Close()
+	}
+	l.mu.Unlock()
+	l.wg.Wait()
+	return err
+}
+
+// Dial connects to a socket bound at ep as a socket of sockType ("DEALER"
+// or "SUB"), retrying every retry while nobody listens there yet, until
+// ctx ends.
+func dial(ctx context.Context, ep, sockType string, identity []byte, retry time.Duration) (*conn, error) {
+	network, addr, err := splitEndpoint(ep)
+	if err != nil {
+		return nil, err
+	}
+	var d net.Dialer
+	for {
+		nc, err := d.DialContext(ctx, network, addr)
+		if err == nil {
+			c := newConn(nc)
+			if deadline, ok := ctx.Deadline(); ok {
+				_ = c.SetDeadline(deadline)
+			}
+			stop := context.AfterFunc(ctx, func() { c.Close() })
+			_, err = c.handshake(sockType, identity)
+			if stop() && err == nil {
+				_ = c.SetDeadline(time.Time{})
+				return c, nil
+			}
+			c.Close()
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("%s %s: %w (last: %v)", sockType, ep, context.Cause(ctx), err)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(retry):
+		}
+	}
+}
