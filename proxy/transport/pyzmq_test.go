@@ -1,100 +1,28 @@
 package transport
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/go-zeromq/zmq4"
+
+	"github.com/jupyter-guard/jupyter-guard/internal/zmqpeer"
 )
 
 // The kernel and Jupyter speak libzmq, so the buffered transports are
-// checked against pyzmq in both roles.
+// checked against pyzmq (internal/zmqpeer) in both roles.
 
-// pythonWithPyzmq is the interpreter to run testdata/zmqpeer.py with.
-func pythonWithPyzmq(t *testing.T) string {
-	t.Helper()
-	for _, p := range []string{os.Getenv("JUPYTER_GUARD_TEST_PYTHON"), "/tmp/probe/venv/bin/python"} {
-		if p == "" {
-			continue
-		}
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	t.Skip("no python with pyzmq: set JUPYTER_GUARD_TEST_PYTHON")
-	return ""
-}
-
-// pyPeer is a running testdata/zmqpeer.py.
-type pyPeer struct {
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	stdout *bufio.Reader
-	stderr bytes.Buffer
-}
-
-func startPyPeer(t *testing.T, mode, ep string) *pyPeer {
-	t.Helper()
-	p := &pyPeer{cmd: exec.Command(pythonWithPyzmq(t), filepath.Join("testdata", "zmqpeer.py"), mode, ep)}
-	p.cmd.Stderr = &p.stderr
-	var err error
-	if p.stdin, err = p.cmd.StdinPipe(); err != nil {
-		t.Fatal(err)
-	}
-	out, err := p.cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.stdout = bufio.NewReader(out)
-	if err := p.cmd.Start(); err != nil {
-		t.Fatalf("start pyzmq peer: %v", err)
-	}
-	t.Cleanup(func() {
-		p.cmd.Process.Kill()
-		p.cmd.Wait()
-	})
-	return p
-}
-
-// line is the peer's next line of output: its endpoint, or "ok".
-func (p *pyPeer) line() (string, error) {
-	s, err := p.stdout.ReadString('\n')
-	if err != nil {
-		return "", fmt.Errorf("pyzmq peer said nothing (%w): %s", err, p.stderr.String())
-	}
-	return strings.TrimSpace(s), nil
-}
-
-// finish waits for the peer to print "ok" and exit cleanly.
-func (p *pyPeer) finish() error {
-	s, err := p.line()
-	if err == nil && s != "ok" {
-		err = fmt.Errorf("pyzmq peer printed %q", s)
-	}
-	p.stdin.Close()
-	return errors.Join(err, p.cmd.Wait())
-}
-
-// pyBind is where the pyzmq peer binds for scheme.
+// pyBind is where the pyzmq peer binds for the buffered scheme.
 func pyBind(t *testing.T, scheme string) string {
-	if scheme == SchemeTCP {
-		return "tcp://127.0.0.1:*"
+	for plain, s := range schemes {
+		if s.buffered == scheme {
+			return zmqpeer.BindEndpoint(t, plain)
+		}
 	}
-	dir, err := os.MkdirTemp("", "zt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return "ipc://" + filepath.Join(dir, "s")
+	t.Fatalf("%q is not a buffered scheme", scheme)
+	return ""
 }
 
 // pyListen has a Go socket listen on scheme and returns the plain
@@ -112,14 +40,10 @@ func pyListen(t *testing.T, scheme string, sock zmq4.Socket) string {
 
 // pyDial has a Go socket dial the pyzmq peer's bound endpoint over the
 // buffered transport, and returns that endpoint.
-func pyDial(t *testing.T, sock zmq4.Socket, peer *pyPeer) string {
+func pyDial(t *testing.T, sock zmq4.Socket, peer *zmqpeer.Peer) string {
 	t.Helper()
 	t.Cleanup(func() { sock.Close() })
-	bound, err := peer.line()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ep, err := Endpoint(bound)
+	ep, err := Endpoint(peer.Bound(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +59,7 @@ func TestPyzmqRouter(t *testing.T) {
 	for _, scheme := range bufferedSchemes {
 		t.Run(scheme, func(t *testing.T) {
 			ctx := context.Background()
-			peer := startPyPeer(t, "router-echo", pyBind(t, scheme))
+			peer := zmqpeer.Start(t, "router-echo", pyBind(t, scheme))
 			dealer := zmq4.NewDealer(ctx, zmq4.WithID(zmq4.SocketIdentity("go-dealer")))
 			ep := pyDial(t, dealer, peer)
 
@@ -184,8 +108,8 @@ func TestPyzmqRouter(t *testing.T) {
 			if err := dealer.Send(zmq4.NewMsg([]byte("quit"))); err != nil {
 				t.Fatal(err)
 			}
-			if err := peer.cmd.Wait(); err != nil {
-				t.Fatalf("pyzmq router: %v: %s", err, peer.stderr.String())
+			if err := peer.Wait(); err != nil {
+				t.Fatal(err)
 			}
 		})
 	}
@@ -197,7 +121,7 @@ func TestPyzmqDealer(t *testing.T) {
 	for _, scheme := range bufferedSchemes {
 		t.Run(scheme, func(t *testing.T) {
 			router := zmq4.NewRouter(context.Background(), zmq4.WithID(zmq4.SocketIdentity("kernel")))
-			peer := startPyPeer(t, "dealer", pyListen(t, scheme, router))
+			peer := zmqpeer.Start(t, "dealer", pyListen(t, scheme, router))
 			ids := make(chan string, 16)
 			go func() {
 				defer close(ids)
@@ -212,8 +136,8 @@ func TestPyzmqDealer(t *testing.T) {
 					}
 				}
 			}()
-			if err := peer.finish(); err != nil {
-				t.Fatalf("pyzmq dealer: %v: %s", err, peer.stderr.String())
+			if err := peer.Finish(); err != nil {
+				t.Fatalf("pyzmq dealer: %v", err)
 			}
 			if id := <-ids; id != "py-dealer" {
 				t.Errorf("zmq4 ROUTER saw libzmq's identity as %q, want py-dealer", id)
@@ -227,7 +151,7 @@ func TestPyzmqReq(t *testing.T) {
 	for _, scheme := range bufferedSchemes {
 		t.Run(scheme, func(t *testing.T) {
 			rep := zmq4.NewRep(context.Background())
-			peer := startPyPeer(t, "req", pyListen(t, scheme, rep))
+			peer := zmqpeer.Start(t, "req", pyListen(t, scheme, rep))
 			go func() {
 				for {
 					msg, err := rep.Recv()
@@ -239,8 +163,8 @@ func TestPyzmqReq(t *testing.T) {
 					}
 				}
 			}()
-			if err := peer.finish(); err != nil {
-				t.Fatalf("pyzmq req: %v: %s", err, peer.stderr.String())
+			if err := peer.Finish(); err != nil {
+				t.Fatalf("pyzmq req: %v", err)
 			}
 		})
 	}
@@ -252,15 +176,15 @@ func TestPyzmqSub(t *testing.T) {
 	for _, scheme := range bufferedSchemes {
 		t.Run(scheme, func(t *testing.T) {
 			pub := zmq4.NewPub(context.Background())
-			peer := startPyPeer(t, "sub", pyListen(t, scheme, pub))
+			peer := zmqpeer.Start(t, "sub", pyListen(t, scheme, pub))
 			stop := make(chan struct{})
 			defer close(stop)
 			go publishUntil(pub, stop,
 				zmq4.NewMsgFrom([]byte("other.status"), []byte("must be filtered")),
 				zmq4.NewMsgFrom([]byte("iopub.status"), []byte(`{"execution_state":"busy"}`)),
 			)
-			if err := peer.finish(); err != nil {
-				t.Fatalf("pyzmq sub: %v: %s", err, peer.stderr.String())
+			if err := peer.Finish(); err != nil {
+				t.Fatalf("pyzmq sub: %v", err)
 			}
 		})
 	}
@@ -275,7 +199,7 @@ func TestPyzmqXPub(t *testing.T) {
 			if err := sub.SetOption(zmq4.OptionSubscribe, "iopub."); err != nil {
 				t.Fatal(err)
 			}
-			peer := startPyPeer(t, "xpub", pyBind(t, scheme))
+			peer := zmqpeer.Start(t, "xpub", pyBind(t, scheme))
 			pyDial(t, sub, peer)
 			for i := range 5 {
 				msg, err := sub.Recv()
@@ -287,9 +211,8 @@ func TestPyzmqXPub(t *testing.T) {
 					t.Fatalf("message %d: %v (%q)", i, err, msg.Frames)
 				}
 			}
-			peer.stdin.Close()
-			if err := peer.cmd.Wait(); err != nil {
-				t.Fatalf("pyzmq xpub: %v: %s", err, peer.stderr.String())
+			if err := peer.Wait(); err != nil {
+				t.Fatal(err)
 			}
 		})
 	}

@@ -4,27 +4,18 @@ import (
 	"context"
 	"net"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/go-zeromq/zmq4"
-)
 
-func shortSocketPath(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "zt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return filepath.Join(dir, "s")
-}
+	"github.com/jupyter-guard/jupyter-guard/internal/zmqpeer"
+)
 
 // TestIPCListenReplacesStaleSocket: a socket file left by a killed
 // process does not stop a new ROUTER from listening and serving there,
 // and a clean Close leaves no file behind.
 func TestIPCListenReplacesStaleSocket(t *testing.T) {
-	path := shortSocketPath(t)
+	path := zmqpeer.SocketPath(t)
 	l, err := net.Listen("unix", path)
 	if err != nil {
 		t.Fatal(err)
@@ -61,7 +52,7 @@ func TestIPCListenReplacesStaleSocket(t *testing.T) {
 // TestIPCListenLeavesLiveSocket: a path someone still listens on is not
 // taken over.
 func TestIPCListenLeavesLiveSocket(t *testing.T) {
-	path := shortSocketPath(t)
+	path := zmqpeer.SocketPath(t)
 	live, err := net.Listen("unix", path)
 	if err != nil {
 		t.Fatal(err)
@@ -86,7 +77,7 @@ func TestIPCListenLeavesLiveSocket(t *testing.T) {
 
 // TestIPCListenLeavesOtherFiles: only socket files are ever removed.
 func TestIPCListenLeavesOtherFiles(t *testing.T) {
-	path := shortSocketPath(t)
+	path := zmqpeer.SocketPath(t)
 	if err := os.WriteFile(path, []byte("not a socket"), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -44,15 +44,20 @@ func (c *conn) handshake(sockType string, identity []byte) ([]byte, error) {
 	if _, err := c.Conn.Write(greeting); err != nil {
 		return nil, fmt.Errorf("send greeting: %w", err)
 	}
+	// The signature and the major version first: a peer that is not ZMTP
+	// 3 may never send 64 bytes, and is told off without waiting for them.
 	var g [greetingLen]byte
-	if _, err := io.ReadFull(c.r, g[:]); err != nil {
+	if _, err := io.ReadFull(c.r, g[:11]); err != nil {
 		return nil, fmt.Errorf("read greeting: %w", err)
 	}
 	if g[0] != 0xff || g[9] != 0x7f {
 		return nil, fmt.Errorf("peer does not speak ZMTP")
 	}
 	if g[10] < 3 {
-		return nil, fmt.Errorf("peer speaks ZMTP %d.%d, 3.0 or later is needed", g[10], g[11])
+		return nil, fmt.Errorf("peer speaks ZMTP %d, 3.0 or later is needed", g[10])
+	}
+	if _, err := io.ReadFull(c.r, g[11:]); err != nil {
+		return nil, fmt.Errorf("read greeting: %w", err)
 	}
 	if mech := string(bytes.TrimRight(g[12:32], "\x00")); mech != "NULL" {
 		return nil, fmt.Errorf("peer wants security mechanism %q, only NULL is spoken", mech)

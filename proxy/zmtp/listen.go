@@ -34,6 +34,9 @@ func splitEndpoint(ep string) (network, addr string, err error) {
 	case !ok:
 		return "", "", fmt.Errorf("endpoint %q: no scheme", ep)
 	case scheme == "tcp":
+		if host, port, err := net.SplitHostPort(addr); err == nil && host == "*" {
+			addr = net.JoinHostPort("", port) // libzmq's "every interface"
+		}
 		return "tcp", addr, nil
 	case scheme == "ipc":
 		return "unix", addr, nil
@@ -115,11 +118,19 @@ func (l *listener) run(c *conn) {
 	_ = c.SetDeadline(time.Now().Add(handshakeTimeout))
 	identity, err := c.handshake(l.sockType, nil)
 	if err != nil {
-		l.log("%s on %s: a peer from %s: %v; connection dropped", l.sockType, l.ln.Addr(), c.RemoteAddr(), err)
+		l.log("%s on %s: %s: %v; connection dropped", l.sockType, l.ln.Addr(), peerName(c), err)
 		return
 	}
 	_ = c.SetDeadline(time.Time{})
 	l.serve(c, identity)
+}
+
+// peerName says who is on the other end of c, for a log line.
+func peerName(c *conn) string {
+	if a := c.RemoteAddr(); a != nil && a.Network() == "tcp" {
+		return "a peer from " + a.String()
+	}
+	return "a local peer" // a unix socket's client has no address
 }
 
 // close stops accepting, closes every connection and waits for their
@@ -149,6 +160,7 @@ func dial(ctx context.Context, ep, sockType string, identity []byte, retry time.
 		nc, err := d.DialContext(ctx, network, addr)
 		if err == nil {
 			c := newConn(nc)
+			c.trusted = true // the proxy dials only its own child kernel
 			if deadline, ok := ctx.Deadline(); ok {
 				_ = c.SetDeadline(deadline)
 			}

@@ -32,7 +32,7 @@ func (r *Router) serve(c *conn, identity []byte, handle Handler, log Logger) {
 	if !ok {
 		// As libzmq's ROUTER does: the identity stays with the peer that
 		// has it, and the newcomer is heard no further.
-		log("ROUTER on %s: a second peer with identity %q, from %s: ignored", c.LocalAddr(), id, c.RemoteAddr())
+		log("ROUTER on %s: %s has identity %q, which another peer has: ignored", c.LocalAddr(), peerName(c), id)
 		for {
 			if _, err := c.readMsg(); err != nil {
 				return
@@ -50,13 +50,15 @@ func (r *Router) serve(c *conn, identity []byte, handle Handler, log Logger) {
 }
 
 // register names the connection by the identity its peer gave or, as
-// libzmq does, by a generated one (a zero byte, then a counter). It
+// libzmq does, by a generated one (a zero byte, then a counter), also for
+// a peer whose identity starts with a zero byte, so it cannot take one
+// that is generated. It
 // reports false if another connection has that identity already.
 func (r *Router) register(c *conn, identity []byte) (string, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	id := string(identity)
-	if id == "" {
+	if id == "" || id[0] == 0 { // libzmq keeps ids starting with 0 for its own
 		r.next++
 		id = string(binary.BigEndian.AppendUint32([]byte{0}, r.next))
 	}

@@ -2,9 +2,10 @@
 
 Usage: python zmqpeer.py MODE ENDPOINT
 
-Binding modes print the endpoint they bound, one line, once ready.
-Connecting modes print "ok" and exit 0 once every check passed; any
-failure raises and exits non-zero.
+Binding modes print the endpoint they bound, one line, once ready. Modes
+that check something print "ok" and exit 0 once every check passed; any
+failure raises and exits non-zero. The Go side is internal/zmqpeer, which
+embeds this file.
 """
 import sys
 
@@ -44,6 +45,21 @@ def router_echo(ctx, ep):
         s.send_multipart(frames)
 
 
+def router_sends(ctx, ep):
+    """Send every message to the first DEALER that says hello with its own
+    routing id, and check that each comes back unchanged: the DEALER under
+    test reads and writes libzmq's framing."""
+    s = ctx.socket(zmq.ROUTER)
+    s.bind(ep)
+    ready(s)
+    peer, hello = s.recv_multipart()
+    assert peer == hello, "routing id %r, the dealer says it is %r" % (peer, hello)
+    for msg in messages():
+        s.send_multipart([peer] + msg)
+        back = s.recv_multipart()
+        assert back == [peer] + msg, "echo differs for a %d-frame message" % len(msg)
+
+
 def dealer(ctx, ep):
     s = ctx.socket(zmq.DEALER)
     s.setsockopt(zmq.IDENTITY, b"py-dealer")
@@ -65,9 +81,24 @@ def req(ctx, ep):
 
 
 def sub(ctx, ep):
+    """Jupyter's IOPub subscriber. libzmq's SUB also filters what arrives,
+    so this shows the subscription works, not that the PUB filters."""
     s = ctx.socket(zmq.SUB)
     s.setsockopt(zmq.SUBSCRIBE, b"iopub.")
     s.connect(ep)
+    expect_iopub(s)
+
+
+def xsub(ctx, ep):
+    """A subscriber that filters nothing itself: whatever the PUB should
+    have kept back shows."""
+    s = ctx.socket(zmq.XSUB)
+    s.connect(ep)
+    s.send(b"\x01iopub.")
+    expect_iopub(s)
+
+
+def expect_iopub(s):
     for _ in range(5):
         frames = s.recv_multipart()
         assert frames[0].startswith(b"iopub."), "unsubscribed topic %r" % frames[0]
@@ -88,14 +119,23 @@ def xpub(ctx, ep):
     sys.stdin.read()
 
 
-MODES = {"router-echo": router_echo, "dealer": dealer, "req": req, "sub": sub, "xpub": xpub}
+MODES = {
+    "router-echo": router_echo,
+    "router-sends": router_sends,
+    "dealer": dealer,
+    "req": req,
+    "sub": sub,
+    "xsub": xsub,
+    "xpub": xpub,
+}
+CHECKS = {"router-sends", "dealer", "req", "sub", "xsub"}
 
 
 def main():
     mode, ep = sys.argv[1], sys.argv[2]
     ctx = zmq.Context()
     MODES[mode](ctx, ep)
-    if mode in ("dealer", "req", "sub"):
+    if mode in CHECKS:
         print("ok", flush=True)
     ctx.destroy(linger=1000)
 

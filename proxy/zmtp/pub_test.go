@@ -1,0 +1,96 @@
+package zmtp_test
+
+import (
+	"testing"
+
+	"github.com/jupyter-guard/jupyter-guard/proxy/zmtp"
+)
+
+// TestPubSubscriptions: subscriptions come as ZMTP 3.0 messages (libzmq
+// and zmq4 talking to a 3.0 peer) or as 3.1 SUBSCRIBE and CANCEL
+// commands; either way a prefix is counted, as libzmq counts it, and its
+// last cancel stops delivery.
+func TestPubSubscriptions(t *testing.T) {
+	variants := []struct {
+		name      string
+		minor     byte
+		subscribe func(topic string) []byte
+		cancel    func(topic string) []byte
+	}{
+		{"message", 0,
+			func(topic string) []byte { return zmtp.Frame(0, append([]byte{1}, topic...)) },
+			func(topic string) []byte { return zmtp.Frame(0, append([]byte{0}, topic...)) }},
+		{"command", 1,
+			func(topic string) []byte { return zmtp.Command("SUBSCRIBE", []byte(topic)) },
+			func(topic string) []byte { return zmtp.Command("CANCEL", []byte(topic)) }},
+	}
+	forSchemes(t, func(t *testing.T, scheme string) {
+		for _, v := range variants {
+			t.Run(v.name, func(t *testing.T) {
+				p := listenPub(t, bindEndpoint(t, scheme))
+				sub := dialRaw(t, p.Endpoint())
+				sub.handshake("SUB", v.minor)
+				expect := func(sent ...string) {
+					t.Helper()
+					for _, m := range sent {
+						if err := p.Send(msg(m, "body")); err != nil {
+							t.Fatal(err)
+						}
+					}
+					if err := sameFrames(sub.readMsg(), msg(sent[len(sent)-1], "body")); err != nil {
+						t.Fatalf("after publishing %q: %v", sent, err)
+					}
+				}
+
+				sub.write(v.subscribe("a."), v.subscribe("a."), v.subscribe("b."))
+				waitSubscribed(t, p, "b.x", 1)
+				expect("a.0") // subscribed
+				expect("c.0", "b.0")
+
+				// Commands on one connection are handled in order: once
+				// "c." shows, the cancel before it has been handled.
+				sub.write(v.cancel("a."), v.subscribe("c."))
+				waitSubscribed(t, p, "c.x", 1)
+				expect("a.1") // subscribed twice, cancelled once
+
+				sub.write(v.cancel("a."))
+				waitSubscribed(t, p, "a.x", 0)
+				expect("a.2", "b.2") // "a.2" is not delivered
+				sub.write(v.cancel("never subscribed"), v.cancel("b."))
+				waitSubscribed(t, p, "b.x", 0)
+				expect("b.3", "c.3")
+			})
+		}
+	})
+}
+
+// TestPubDropsDisconnectedSubscriber: a subscriber that leaves is dropped,
+// and the others go on getting every message.
+func TestPubDropsDisconnectedSubscriber(t *testing.T) {
+	forSchemes(t, func(t *testing.T, scheme string) {
+		p := listenPub(t, bindEndpoint(t, scheme))
+		leaver, _ := dialSub(t, p.Endpoint())
+		_, in := dialSub(t, p.Endpoint())
+		waitSubscribed(t, p, "t", 2)
+		leaver.Close()
+		// Sent whether or not the Pub has seen the leaver go yet.
+		for _, m := range []string{"1", "2", "3"} {
+			if err := p.Send(msg("t", m)); err != nil {
+				t.Fatal(err)
+			}
+			if err := sameFrames(in.next(), msg("t", m)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		waitFor(t, "the leaver dropped", func() bool {
+			conns, _ := p.Subscribers("t")
+			return conns == 1
+		})
+		if err := p.Send(msg("t", "4")); err != nil {
+			t.Fatal(err)
+		}
+		if err := sameFrames(in.next(), msg("t", "4")); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
