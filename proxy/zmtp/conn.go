@@ -202,7 +202,8 @@ func (c *conn) writeMsg(frames [][]byte) error {
 	for i, f := range frames {
 		if len(buf)+9 > cap(buf) || len(f) <= inlineMax && len(buf)+9+len(f) > cap(buf) {
 			// Full: send what is pending, then go on from an empty buffer.
-			if err := c.flush(append(vec, buf[mark:])); err != nil {
+			vec = append(vec, buf[mark:])
+			if err := c.flush(vec); err != nil {
 				return err
 			}
 			buf, vec, mark = buf[:0], vec[:0], 0
@@ -219,7 +220,8 @@ func (c *conn) writeMsg(frames [][]byte) error {
 		vec = append(vec, buf[mark:], f)
 		mark = len(buf)
 	}
-	err := c.flush(append(vec, buf[mark:]))
+	vec = append(vec, buf[mark:])
+	err := c.flush(vec)
 	c.vec = vec[:0]
 	return err
 }
@@ -253,10 +255,12 @@ func (c *conn) setDeadline(size int) {
 	}
 }
 
-// flush writes vec whole. After a failed write, part of a message may have
-// left, so the connection is closed: its peer sees it end, never a torn
-// message.
+// flush writes vec whole, and then clears it: the list is kept for the
+// next message, and must not keep this one's frames (a 50 MB output)
+// alive. After a failed write, part of a message may have left, so the
+// connection is closed: its peer sees it end, never a torn message.
 func (c *conn) flush(vec net.Buffers) error {
+	defer clear(vec) // WriteTo consumes its copy; this is the whole list
 	if _, err := vec.WriteTo(c.Conn); err != nil {
 		c.werr = fmt.Errorf("%w: %w", ErrClosed, err)
 		c.Conn.Close()

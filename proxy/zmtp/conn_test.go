@@ -80,3 +80,25 @@ func TestReadMsgStopsAtError(t *testing.T) {
 		t.Errorf("readMsg after ERROR: %v", err)
 	}
 }
+
+// TestWriteMsgKeepsNoFrame: once a message has left, the buffer list kept
+// for the next one refers to none of its frames; a 50 MB output must not
+// stay alive in the proxy until the next message overwrites the list.
+func TestWriteMsgKeepsNoFrame(t *testing.T) {
+	big := bytes.Repeat([]byte("x"), 4*inlineMax)
+	c := readerConn(nil, nil)
+	// Enough large frames that the list grows past its first array, and a
+	// buffer's worth of small ones, so a flush happens mid-message too.
+	frames := [][]byte{[]byte("topic")}
+	for range 9 {
+		frames = append(frames, big, bytes.Repeat([]byte("s"), inlineMax))
+	}
+	if err := c.writeMsg(frames); err != nil {
+		t.Fatal(err)
+	}
+	for i, b := range c.vec[:cap(c.vec)] {
+		if b != nil {
+			t.Fatalf("entry %d of the kept buffer list still holds %d bytes", i, len(b))
+		}
+	}
+}
