@@ -49,10 +49,16 @@ def pct(xs, p):
 
 
 def latency(kernels, rounds, batch):
+    """Batches alternate which kernel goes first, so neither always runs
+    right after the other's batch (a cache or a scheduler's choice then
+    favours one side)."""
     times = {name: [] for name in kernels}
+    order = list(kernels)
     for _ in range(rounds):
-        for name, (_, kc) in kernels.items():
+        for name in order:
+            kc = kernels[name][1]
             times[name] += [run(kc, "pass") for _ in range(batch)]
+        order.reverse()
     return times
 
 
