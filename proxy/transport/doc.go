@@ -1,5 +1,7 @@
-// Package transport gives zmq4 the socket I/O a Jupyter proxy needs to
-// stay invisible in latency.
+// Package transport gives zmq4 the socket I/O a Jupyter client needs to
+// keep up with a kernel, and dials a kernel's four channels (DialKernel).
+// The project's own client (package client, guardctl run) uses it; the
+// proxy itself speaks ZMTP through package zmtp, without zmq4's sockets.
 //
 // zmq4 v0.17.0 writes every ZMTP frame as two unbuffered writes (header,
 // then body) and reads each header and each body with its own read, so a
