@@ -113,7 +113,10 @@ type trigger struct {
 
 // triggers are where Decide acts next on the running cell: the warning,
 // then the action line. A line the cell started beyond counts only once
-// the cell has grown by Slack, and is not predicted.
+// the cell has grown by Slack, and is not predicted; so does an action
+// line the cell started within Slack of: after an interrupt at the pause
+// line, memory sits just below it, and the user's next cell (print a
+// variable, del a big one) must not be paused for a few KiB.
 func triggers(b Budget, in Input) []trigger {
 	var ts []trigger
 	if !in.Done.Warned && in.Done.Acted == 0 {
@@ -127,7 +130,7 @@ func triggers(b Budget, in Input) []trigger {
 		// Never before the warning line: it is as early as the user agreed
 		// to be stopped.
 		at := max(line-min(line, Margin(in.Rate, in.Horizon)), b.Warn)
-		if in.Start >= line {
+		if in.Start+Slack(b) > line {
 			at = in.Start + Slack(b)
 		}
 		ts = append(ts, trigger{action(b.Action), line, at})

@@ -53,6 +53,11 @@ func TestDecide(t *testing.T) {
 		{"lines run out", config.Pause, Input{Used: 999 * mib, Start: 100 * mib, Done: Done{Acted: MaxActions}}, nil},
 		{"started past the warn line, grew little", config.Pause, Input{Used: 830 * mib, Start: 820 * mib}, nil},
 		{"started past the warn line, grew by the slack", config.Pause, Input{Used: 840 * mib, Start: 820 * mib}, []Decision{{Warn, 800 * mib}}},
+		// After an interrupt at the pause line, memory stays just below it.
+		{"started just below the pause line, grew little", config.Pause,
+			Input{Used: 951 * mib, Start: 945 * mib, Done: Done{Warned: true}}, nil},
+		{"started just below the pause line, grew by the slack", config.Pause,
+			Input{Used: 964 * mib, Start: 945 * mib, Done: Done{Warned: true}}, []Decision{{Pause, 950 * mib}}},
 		{"started past the pause line, grew little", config.Pause,
 			Input{Used: 960 * mib, Start: 955 * mib, Rate: gbps, Horizon: time.Second}, nil},
 		{"started past the pause line, grew by the slack", config.Pause, Input{Used: 975 * mib, Start: 955 * mib},

@@ -21,5 +21,7 @@
 //     action already spoke; a warning due with an action comes first.
 //   - A cell is held to a line only if it crossed it or has itself grown
 //     by a visible amount (Slack) since it started: a small cell run while
-//     memory already sits past a line is left alone.
+//     memory already sits past a line is left alone, and so is one run
+//     while memory sits just below an action line (within Slack), as it
+//     does after the user interrupted a paused cell.
 package decide
