@@ -1,5 +1,7 @@
 package proxy
 
+import "github.com/jupyter-guard/jupyter-guard/kernelspec"
+
 // Channel is one of the five Jupyter kernel channels.
 type Channel int
 
@@ -16,8 +18,10 @@ func (c Channel) String() string {
 	return [...]string{"shell", "control", "stdin", "iopub", "hb"}[c]
 }
 
-// requestChannels carry requests from frontends that the kernel answers.
-var requestChannels = []Channel{Shell, Control, Stdin}
+// channelPorts are the ports of each channel in a connection file.
+func channelPorts(ci kernelspec.ConnectionInfo) [numChannels]int {
+	return [numChannels]int{ci.ShellPort, ci.ControlPort, ci.StdinPort, ci.IOPubPort, ci.HBPort}
+}
 
 // accepts reports whether a frontend may send msgType on c. Anything else is
 // dropped before it reaches the kernel.

@@ -26,7 +26,7 @@ type frontSockets struct {
 // paused or restarting).
 func listenFrontend(ci kernelspec.ConnectionInfo, handle func(Channel, [][]byte), log zmtp.Logger) (*frontSockets, error) {
 	f := &frontSockets{}
-	ports := [numChannels]int{ci.ShellPort, ci.ControlPort, ci.StdinPort, ci.IOPubPort, ci.HBPort}
+	ports := channelPorts(ci)
 	for ch := range numChannels {
 		ep := ci.Endpoint(ports[ch])
 		var err error

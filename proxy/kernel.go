@@ -28,7 +28,7 @@ const dialRetry = 50 * time.Millisecond
 func dialKernel(ctx context.Context, ci kernelspec.ConnectionInfo, identity string, handle func(Channel, [][]byte)) (*kernelSockets, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	k := &kernelSockets{cancel: cancel}
-	ports := [numChannels]int{ci.ShellPort, ci.ControlPort, ci.StdinPort, ci.IOPubPort}
+	ports := channelPorts(ci)
 	for _, ch := range []Channel{IOPub, Shell, Control, Stdin} {
 		ep := ci.Endpoint(ports[ch])
 		h := func(frames [][]byte) { handle(ch, frames) }
