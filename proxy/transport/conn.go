@@ -9,7 +9,7 @@ import (
 // bufSize is the read and write buffer of each connection: far above a
 // Jupyter message's envelope and typical content, so a frame header and
 // its body arrive in one read and a message leaves in one write, while a
-// proxy with a handful of connections spends well under a megabyte on them.
+// client with a handful of connections spends well under a megabyte on them.
 const bufSize = 64 << 10
 
 // conn is a net.Conn that reads through a bufio.Reader and writes through a

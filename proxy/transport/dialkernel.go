@@ -10,9 +10,9 @@ import (
 	"github.com/jupyter-guard/jupyter-guard/kernelspec"
 )
 
-// KernelChannels are a Jupyter client's sockets to one kernel: what the
-// proxy holds towards its child, and what the project's own client holds
-// towards a kernel.
+// KernelChannels are the project's own client's sockets to one kernel.
+// (The proxy dials its child through package zmtp instead: see
+// proxy/kernel.go.)
 type KernelChannels struct {
 	Shell, Control, Stdin, IOPub zmq4.Socket
 }

@@ -5,7 +5,7 @@ import "fmt"
 // maxFrame is the largest frame a peer may announce. zmq4 allocates a
 // frame's whole body as soon as it has read its size, and a size beyond
 // what Go can allocate panics in zmq4's reader goroutine, which no caller
-// can recover: one bad peer would take the proxy, and its kernel, down.
+// can recover: one bad peer would take the client (guardctl run) down.
 // Jupyter messages are far smaller; 4 GiB leaves room for huge buffers.
 const maxFrame = 4 << 30
 
