@@ -101,7 +101,7 @@ func New(cfg config.Config, n Notifier, logger *log.Logger) (*Guard, error) {
 		ledger: ledger.New(countedOn(b.Figure), 0), measured: make(chan struct{}),
 		frz: freeze.New(proctree.Descendants),
 	}
-	g.gpu = gpu.Open()
+	g.gpu = gpu.Open(cfg.HostProc)
 	opts := sampler.Options{Log: logger}
 	if none, ok := g.gpu.(gpu.NoGPU); ok {
 		logger.Printf("memory guard: no GPU memory is measured: %s", none.Reason)

@@ -13,6 +13,9 @@ type Config struct {
 	// guard stops restarting the kernel.
 	MaxRestarts   int
 	RestartWindow time.Duration
+	// HostProc is the host's /proc as mounted in a container ("" if not):
+	// the GPU driver names processes by host pid (gpu.Open).
+	HostProc string
 
 	// origin quotes what the user wrote for each setting they set, such as
 	// "JUPYTER_GUARD_WARN=90%", so errors found later can point at it.

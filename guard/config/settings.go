@@ -57,7 +57,14 @@ var (
 		set:   func(c *Config, s string) (err error) { c.RestartWindow, err = parseWindow(s); return err },
 		get:   func(c Config) string { return c.RestartWindow.String() },
 	}
-	settings = []setting{limitSetting, warnSetting, pauseSetting, actionSetting, maxRestartsSetting, restartWindowSetting}
+	hostProcSetting = setting{
+		name:  "host-proc",
+		usage: "the host's /proc, mounted in a container with its own pid namespace: how the kernel's GPU memory is found there",
+		set:   func(c *Config, s string) error { c.HostProc = strings.TrimSpace(s); return nil },
+		get:   func(c Config) string { return c.HostProc },
+	}
+	settings = []setting{limitSetting, warnSetting, pauseSetting, actionSetting, maxRestartsSetting, restartWindowSetting,
+		hostProcSetting}
 )
 
 // parseCount reads a whole number, 0 or more.

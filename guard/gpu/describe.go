@@ -20,7 +20,7 @@ func (u Usage) Describe() []string {
 
 func (u Usage) held(g GPU) string {
 	if u.PIDsHidden {
-		return "the kernel's share is unknown, as this container cannot see the host's pids (run it with --pid=host)"
+		return HiddenReason
 	}
 	held := "the kernel holds " + units.FormatBytes(g.Used)
 	for _, p := range g.Procs {
@@ -30,3 +30,8 @@ func (u Usage) held(g GPU) string {
 	}
 	return held
 }
+
+// HiddenReason says why a kernel's share of the GPUs is unknown (see
+// Usage.PIDsHidden), and how to make it known.
+const HiddenReason = "the kernel's share is unknown: this container cannot see the host's pids " +
+	"(run it with --pid=host, or mount the host's /proc and set JUPYTER_GUARD_HOST_PROC to it)"

@@ -21,7 +21,7 @@ func TestDescribe(t *testing.T) {
 			"GPU 2 (Tesla T4): the kernel holds 1 GiB and an amount the driver does not report; 3 GiB of 15 GiB in use",
 		}},
 		{Usage{PIDsHidden: true, GPUs: []GPU{{Index: 0, Name: "Tesla T4", MemUsed: 12 * gib, MemTotal: 15 * gib}}}, []string{
-			"GPU 0 (Tesla T4): the kernel's share is unknown, as this container cannot see the host's pids (run it with --pid=host); 12 GiB of 15 GiB in use",
+			"GPU 0 (Tesla T4): " + HiddenReason + "; 12 GiB of 15 GiB in use",
 		}},
 	}
 	for _, tt := range tests {

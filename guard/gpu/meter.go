@@ -11,11 +11,11 @@ import (
 
 // nvmlMeter is the Meter on a machine whose NVML started.
 type nvmlMeter struct {
-	lib          nvml.Interface
-	devices      []device
-	seesHostPIDs bool
-	closeOnce    sync.Once
-	closeErr     error
+	lib       nvml.Interface
+	devices   []device
+	view      pidView // nil: the driver's pids cannot be matched to ours
+	closeOnce sync.Once
+	closeErr  error
 }
 
 // device is a GPU found at Open.
@@ -32,13 +32,15 @@ func (m *nvmlMeter) Usage(pids []int) (Usage, error) {
 	for _, pid := range pids {
 		tree[pid] = true
 	}
-	u := Usage{PIDsHidden: !m.seesHostPIDs}
+	u := Usage{PIDsHidden: m.view == nil}
 	var errs []error
 	for _, d := range m.devices {
-		g, err := d.usage(tree, m.seesHostPIDs)
+		g, err := d.usage(tree, m.view)
 		if err != nil {
 			errs = append(errs, err)
-			continue
+		}
+		if g.MemTotal == 0 {
+			continue // not read at all
 		}
 		u.GPUs = append(u.GPUs, g)
 		u.Total += g.Used
@@ -57,27 +59,39 @@ func (m *nvmlMeter) Close() error {
 	return m.closeErr
 }
 
-func (d device) usage(tree map[int]bool, seesHostPIDs bool) (GPU, error) {
+// usage reads one GPU. A process whose pid cannot be mapped is counted
+// among the others, with the error; a GPU whose figures cannot be read is
+// returned empty.
+func (d device) usage(tree map[int]bool, view pidView) (GPU, error) {
 	mem, ret := d.handle.GetMemoryInfo()
 	if ret != nvml.SUCCESS {
 		return GPU{}, fmt.Errorf("GPU %d memory: %w", d.index, ret)
 	}
 	g := GPU{Index: d.index, Name: d.name, MemUsed: mem.Used, MemTotal: mem.Total}
-	if !seesHostPIDs {
+	if view == nil {
 		return g, nil // its pids would be host pids we cannot match
 	}
 	procs, err := d.processes()
 	if err != nil {
 		return GPU{}, err
 	}
+	var errs []error
 	for _, p := range procs {
-		if tree[p.PID] {
+		pid, ours, err := view(p.PID)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("GPU %d: %w", d.index, err))
+		}
+		if ours && tree[pid] {
 			g.Procs = append(g.Procs, p)
 			g.Used += p.Used
+		} else {
+			g.Others = append(g.Others, p)
 		}
 	}
-	slices.SortFunc(g.Procs, func(a, b Proc) int { return a.PID - b.PID })
-	return g, nil
+	byPID := func(a, b Proc) int { return a.PID - b.PID }
+	slices.SortFunc(g.Procs, byPID)
+	slices.SortFunc(g.Others, byPID)
+	return g, errors.Join(errs...)
 }
 
 // notAvailable is NVML_VALUE_NOT_AVAILABLE (-1) as a uint64.

@@ -98,7 +98,7 @@ func TestUsageOfATree(t *testing.T) {
 	gpuOf(s, 3).GetGraphicsRunningProcessesFunc = running(onGPU(sleep, gib), onGPU(sh, gib/2))
 	gpuOf(s, 5).GetComputeRunningProcessesFunc = running(onGPU(sleep, notAvailable))
 
-	meter := open(s, true)
+	meter := open(s, samePIDs)
 	defer meter.Close()
 	got, err := meter.Usage([]int{sh, sleep})
 	if err != nil {
@@ -110,6 +110,7 @@ func TestUsageOfATree(t *testing.T) {
 		want.GPUs = append(want.GPUs, idle(i))
 	}
 	want.GPUs[0].Used, want.GPUs[0].Procs = 2*gib, []Proc{{PID: sh, Used: 2 * gib}}
+	want.GPUs[0].Others = []Proc{{PID: stranger, Used: 5 * gib}}
 	want.GPUs[3].Used, want.GPUs[3].Procs = 1.5*gib, []Proc{{PID: sh, Used: gib / 2}, {PID: sleep, Used: gib}}
 	want.GPUs[5].Procs = []Proc{{PID: sleep, UsedUnknown: true}}
 	if !reflect.DeepEqual(got, want) {
@@ -124,7 +125,7 @@ func TestUsageWhenHostPIDsAreHidden(t *testing.T) {
 	for i := range s.Devices {
 		gpuOf(s, i).MemoryInfo = nvml.Memory{Total: a100Mem, Used: gib, Free: a100Mem - gib}
 	}
-	meter := open(s, false)
+	meter := open(s, nil)
 	defer meter.Close()
 	got, err := meter.Usage([]int{os.Getpid()})
 	if err != nil {
@@ -147,7 +148,7 @@ func TestUsageGoesOnPastAFailingGPU(t *testing.T) {
 	gpuOf(s, 4).GetComputeRunningProcessesFunc = running(onGPU(pid, 2*gib))
 	gpuOf(s, 4).GetGraphicsRunningProcessesFunc = failing(nvml.ERROR_NOT_SUPPORTED) // not an error
 
-	meter := open(s, true)
+	meter := open(s, samePIDs)
 	defer meter.Close()
 	got, err := meter.Usage([]int{pid})
 	if err == nil || !strings.Contains(err.Error(), "GPU 2 compute processes") {
@@ -177,7 +178,7 @@ func TestOpenWhenInitFails(t *testing.T) {
 	for _, tt := range tests {
 		// Only Init is set: any other call, Shutdown included, panics.
 		lib := &mock.Interface{InitFunc: func() nvml.Return { return tt.ret }}
-		meter := open(lib, true)
+		meter := open(lib, samePIDs)
 		if meter != (NoGPU{Reason: tt.want}) {
 			t.Errorf("open with Init failing with %v = %#v, want NoGPU{%q}", tt.ret, meter, tt.want)
 		}
@@ -205,7 +206,7 @@ func TestOpenWithoutDevices(t *testing.T) {
 		s := dgxa100.New()
 		s.DeviceGetCountFunc = tt.count
 		shutdowns := countShutdowns(s)
-		meter := open(s, true)
+		meter := open(s, samePIDs)
 		if meter != (NoGPU{Reason: tt.want}) {
 			t.Errorf("open = %#v, want NoGPU{%q}", meter, tt.want)
 		}
@@ -218,7 +219,7 @@ func TestOpenWithoutDevices(t *testing.T) {
 func TestCloseShutsDownOnce(t *testing.T) {
 	s := fakeGPUs()
 	shutdowns := countShutdowns(s)
-	meter := open(s, true)
+	meter := open(s, samePIDs)
 	for range 2 {
 		if err := meter.Close(); err != nil {
 			t.Fatal(err)
@@ -243,5 +244,37 @@ func TestMerge(t *testing.T) {
 		if got := merge(Proc{PID: 7, Used: tt.seen}, Proc{PID: 7, Used: tt.p}); got != (Proc{PID: 7, Used: tt.want}) {
 			t.Errorf("merge(%d, %d) = %+v, want %d", tt.seen, tt.p, got, tt.want)
 		}
+	}
+}
+
+func TestUsageInAContainer(t *testing.T) {
+	// The driver names host pids; the container's view maps its own
+	// (host 4100 and 4101 are the tree's 7 and 8), and no other: 5200 is
+	// another container's kernel, 5300 a host process.
+	view := func(host int) (int, bool, error) {
+		pid, ok := map[int]int{4100: 7, 4101: 8}[host]
+		return pid, ok, nil
+	}
+	s := fakeGPUs()
+	gpuOf(s, 0).GetComputeRunningProcessesFunc = running(onGPU(5200, 30*gib), onGPU(4100, 2*gib), onGPU(5300, gib))
+	gpuOf(s, 2).GetComputeRunningProcessesFunc = running(onGPU(4101, 3*gib))
+	gpuOf(s, 6).GetComputeRunningProcessesFunc = running(onGPU(5200, 4*gib))
+
+	meter := open(s, view)
+	defer meter.Close()
+	got, err := meter.Usage([]int{7, 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Usage{Total: 5 * gib}
+	for i := range 8 {
+		want.GPUs = append(want.GPUs, idle(i))
+	}
+	want.GPUs[0].Used, want.GPUs[0].Procs = 2*gib, []Proc{{PID: 4100, Used: 2 * gib}}
+	want.GPUs[0].Others = []Proc{{PID: 5200, Used: 30 * gib}, {PID: 5300, Used: gib}}
+	want.GPUs[2].Used, want.GPUs[2].Procs = 3*gib, []Proc{{PID: 4101, Used: 3 * gib}}
+	want.GPUs[6].Others = []Proc{{PID: 5200, Used: 4 * gib}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Usage =\n%+v\nwant\n%+v", got, want)
 	}
 }

@@ -15,7 +15,7 @@ const openInChildEnv = "GPU_TEST_OPEN_IN_CHILD"
 func TestMain(m *testing.M) {
 	if os.Getenv(openInChildEnv) != "" {
 		for range 2 { // the proxy may reopen after a kernel restart
-			meter := Open()
+			meter := Open("")
 			u, uerr := meter.Usage([]int{os.Getpid()})
 			cerr := meter.Close()
 			fmt.Printf("%T|%+v|%d|%v|%v\n", meter, meter, len(u.GPUs), uerr, cerr)
@@ -44,7 +44,7 @@ func TestOpenWithoutAGPUSurvives(t *testing.T) {
 }
 
 func TestOpenWithoutAGPU(t *testing.T) {
-	meter := Open()
+	meter := Open("")
 	defer meter.Close()
 	none, ok := meter.(NoGPU)
 	if !ok {

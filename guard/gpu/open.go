@@ -11,16 +11,40 @@ import (
 
 // Open starts NVML and finds the GPUs. It never fails: without a usable GPU
 // it returns a NoGPU saying why, which is the normal case on most machines.
-// Call Open once and Close the Meter when done.
-func Open() Meter {
-	// If we cannot tell, attribute nothing rather than risk blaming other
-	// people's GPU memory on the kernel; Usage says so with PIDsHidden.
-	sees, err := proctree.SeesHostPIDs()
-	return open(nvml.New(), sees && err == nil)
+// hostProc is where the host's /proc is mounted in a container with its own
+// pid namespace ("" if it is not), to match the driver's host pids to the
+// kernel's. Call Open once and Close the Meter when done.
+func Open(hostProc string) Meter {
+	return open(library(), viewFrom(hostProc))
+}
+
+// pidView is the pid under which /proc shows the process the driver names
+// hostPID; ok is false if it is none of ours.
+type pidView func(hostPID int) (pid int, ok bool, err error)
+
+// samePIDs is the view on the host, or in a container sharing its pids.
+func samePIDs(hostPID int) (int, bool, error) { return hostPID, true, nil }
+
+// viewFrom is how the driver's pids become ours: the same where we see the
+// host's pids, through hostProc in a container that was given it. Where
+// neither works it is nil: attribute nothing rather than risk blaming
+// other people's GPU memory on the kernel; Usage says so with PIDsHidden.
+func viewFrom(hostProc string) pidView {
+	if sees, err := proctree.SeesHostPIDs(); err == nil && sees {
+		return samePIDs
+	}
+	if hostProc == "" {
+		return nil
+	}
+	ns, err := proctree.OwnPIDNamespace()
+	if err != nil {
+		return nil
+	}
+	return proctree.NewHostProc(hostProc, ns).Local
 }
 
 // open is Open on any NVML, real or mocked.
-func open(lib nvml.Interface, seesHostPIDs bool) Meter {
+func open(lib nvml.Interface, view pidView) Meter {
 	if ret := lib.Init(); ret != nvml.SUCCESS {
 		// Touch nothing else, not even Shutdown: see the package comment.
 		return NoGPU{Reason: initFailure(ret)}
@@ -33,7 +57,7 @@ func open(lib nvml.Interface, seesHostPIDs bool) Meter {
 		lib.Shutdown()
 		return NoGPU{Reason: err.Error()}
 	}
-	return &nvmlMeter{lib: lib, devices: devices, seesHostPIDs: seesHostPIDs}
+	return &nvmlMeter{lib: lib, devices: devices, view: view}
 }
 
 // initFailure explains a failed nvmlInit. Return.Error is safe here: without

@@ -1,42 +1,35 @@
 package proctree
 
 import (
+	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 )
 
-// NSpid returns the pids of a process in each pid namespace it belongs to, as
-// the NSpid line of /proc/PID/status lists them: first its pid in the
-// namespace /proc was mounted from (pid itself), last its pid in its own
-// namespace (what getpid() returns inside a container). It returns ErrGone if
-// the process is gone.
-//
-// The list never reaches above /proc's namespace: inside a container with its
-// own /proc it holds no host pid. See SeesHostPIDs.
-func NSpid(pid int) ([]int, error) {
-	data, err := os.ReadFile(procPath(pid, "status"))
-	if isGone(err) {
-		return nil, fmt.Errorf("namespace pids of pid %d: %w", pid, ErrGone)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("namespace pids of pid %d: %w", pid, err)
-	}
-	value, ok := lookup(data, "NSpid")
+// parseNSpid reads the NSpid line of a status file: a process's pid in each
+// pid namespace it belongs to, first in the namespace that /proc was
+// mounted from, last in its own (what getpid() returns inside a container).
+// The list never reaches above /proc's namespace: inside a container with
+// its own /proc it holds no host pid.
+func parseNSpid(status []byte) ([]int, error) {
+	value, ok := lookup(status, "NSpid")
 	if !ok {
-		return nil, fmt.Errorf("namespace pids of pid %d: no NSpid line (Linux 4.1+)", pid)
+		return nil, errNoNSpid
 	}
 	var pids []int
 	for _, field := range strings.Fields(string(value)) {
 		n, err := strconv.Atoi(field)
 		if err != nil {
-			return nil, fmt.Errorf("namespace pids of pid %d: NSpid %q: %w", pid, value, err)
+			return nil, fmt.Errorf("NSpid %q: %w", value, err)
 		}
 		pids = append(pids, n)
 	}
 	return pids, nil
 }
+
+// errNoNSpid marks a status file without an NSpid line: Linux before 4.1.
+var errNoNSpid = errors.New("no NSpid line (Linux 4.1+)")
 
 // hostPIDNamespace is how the initial pid namespace's link reads: the kernel
 // gives it a fixed inode (PROC_PID_INIT_INO); other namespaces get dynamic
@@ -46,15 +39,12 @@ const hostPIDNamespace = "pid:[4026531836]"
 // SeesHostPIDs reports whether pids are the host's, which is how the GPU
 // driver (NVML) names processes: true on the host and in containers that
 // share its pid namespace (--pid=host), false in a container with its own,
-// where no file maps a process to its host pid.
+// where only the host's /proc maps a process to its host pid (HostProc).
 //
 // It answers no, too, in the rare nested namespace that kept the host's
 // /proc: telling that case apart needs the right to ptrace a process outside
 // our namespace, and a wrong yes would blame other people's GPU memory on us.
 func SeesHostPIDs() (bool, error) {
-	ns, err := os.Readlink(procRoot + "/self/ns/pid")
-	if err != nil {
-		return false, fmt.Errorf("own pid namespace: %w", err)
-	}
-	return ns == hostPIDNamespace, nil
+	ns, err := OwnPIDNamespace()
+	return ns == hostPIDNamespace, err
 }

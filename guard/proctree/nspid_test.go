@@ -1,52 +1,12 @@
 package proctree
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
-	"slices"
 	"strings"
 	"testing"
 )
-
-func TestNSpidOfAProcessInOurNamespace(t *testing.T) {
-	sh := start(t, "sh", "-c", "echo ready; exec sleep 30")
-	sh.line(t)
-	got, err := NSpid(sh.pid())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(got, []int{sh.pid()}) {
-		t.Errorf("NSpid(%d) = %v, want just itself", sh.pid(), got)
-	}
-}
-
-func TestNSpidInANestedNamespace(t *testing.T) {
-	// unshare forks the shell as pid 1 of a new pid namespace; /proc stays ours.
-	u := start(t, "unshare", "--pid", "--fork", "sh", "-c", "echo $$; exec sleep 30")
-	inner := u.line(t)
-	if inner != "1" {
-		t.Fatalf("shell in a new namespace says its pid is %s", inner)
-	}
-	tree, err := Descendants(u.pid())
-	if err != nil || len(tree) != 2 {
-		t.Fatalf("Descendants(unshare) = %v, %v; want unshare and its shell", tree, err)
-	}
-	got, err := NSpid(tree[1])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := []int{tree[1], 1}; !slices.Equal(got, want) {
-		t.Errorf("NSpid(%d) = %v, want %v", tree[1], got, want)
-	}
-}
-
-func TestNSpidOfAGoneProcess(t *testing.T) {
-	if _, err := NSpid(exitedPID(t)); !errors.Is(err, ErrGone) {
-		t.Errorf("NSpid of a gone process: %v, want ErrGone", err)
-	}
-}
 
 // seesHostPIDsEnv makes the test binary print SeesHostPIDs and exit, so the
 // tests below can ask from inside other pid namespaces.

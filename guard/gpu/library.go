@@ -1,0 +1,8 @@
+//go:build !nvmlmock
+
+package gpu
+
+import "github.com/NVIDIA/go-nvml/pkg/nvml"
+
+// library is the NVML the meter reads: the driver's.
+func library() nvml.Interface { return nvml.New() }
