@@ -17,8 +17,12 @@ type State struct {
 	Started    time.Time `json:"started"`
 	Memory     Memory    `json:"memory"`
 	GPU        []GPU     `json:"gpu,omitempty"`
-	Deaths     int       `json:"deaths"`
-	LastCell   *Cell     `json:"last_cell,omitempty"`
+	// GPUUnknown says why the kernel's share of the GPUs is unknown (a
+	// container that cannot see the host's pids); GPU then has each
+	// device's own figures and 0 as the kernel's.
+	GPUUnknown string `json:"gpu_unknown,omitempty"`
+	Deaths     int    `json:"deaths"`
+	LastCell   *Cell  `json:"last_cell,omitempty"`
 	// Proxy is the proxy process's own footprint, for leak hunting.
 	Proxy *ProxyRuntime `json:"proxy,omitempty"`
 }
@@ -39,11 +43,15 @@ type Memory struct {
 	LimitSource string  `json:"limit_source"`
 }
 
-// GPU is the kernel's use of one device.
+// GPU is the kernel's use of one device; every device is listed.
 type GPU struct {
 	Index int    `json:"index"`
 	Name  string `json:"name"`
-	Used  uint64 `json:"used_bytes"`
+	Used  uint64 `json:"used_bytes"` // by the kernel's processes
+	// PIDs are the kernel's processes on the device, as the driver names
+	// them (host pids): how other proxies tell whose memory they see.
+	PIDs  []int  `json:"pids,omitempty"`
+	InUse uint64 `json:"in_use_bytes"` // by everyone
 	Total uint64 `json:"total_bytes"`
 }
 

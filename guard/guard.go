@@ -71,9 +71,10 @@ type Guard struct {
 	// measured is closed, and replaced, by each measurement the ledger
 	// records: Cells waits on it for a finished cell's end measurement.
 	measured chan struct{}
-	kernel   int    // the attached kernel's pid, 0 if none
-	paused   string // msg_id of the cell whose pause holds the kernel, "" if none
-	thaws    int    // counts thaws: a pause decided before one is dropped
+	kernel   int       // the attached kernel's pid, 0 if none
+	gpuNow   gpu.Usage // the latest GPU measurement
+	paused   string    // msg_id of the cell whose pause holds the kernel, "" if none
+	thaws    int       // counts thaws: a pause decided before one is dropped
 }
 
 type post struct {
@@ -108,6 +109,9 @@ func New(cfg config.Config, n Notifier, logger *log.Logger) (*Guard, error) {
 	} else {
 		opts.GPU = func(pids []int) (uint64, error) {
 			u, err := g.gpu.Usage(pids)
+			g.mu.Lock()
+			g.gpuNow = u
+			g.mu.Unlock()
 			return u.Total, err
 		}
 	}
@@ -193,6 +197,34 @@ func (g *Guard) Memory() (m ledger.Memory, at time.Time, ok bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.ledger.Last()
+}
+
+// GPU is the kernel's latest GPU measurement, for guardctl status between
+// cells; ok is false where there is no GPU to measure.
+func (g *Guard) GPU() (u gpu.Usage, ok bool) {
+	if _, none := g.gpu.(gpu.NoGPU); none {
+		return gpu.Usage{}, false
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.gpuNow, true
+}
+
+// MeasureGPU measures the kernel's GPU memory now, with every process on
+// each GPU: for the note under a cell that ran out of it. It reads the
+// process tree and NVML, so it is called off the forwarding path.
+func (g *Guard) MeasureGPU() (gpu.Usage, error) {
+	g.mu.Lock()
+	kernel := g.kernel
+	g.mu.Unlock()
+	if kernel == 0 {
+		return gpu.Usage{}, errors.New("no kernel is attached")
+	}
+	pids, err := proctree.Descendants(kernel)
+	if err != nil {
+		return gpu.Usage{}, fmt.Errorf("the kernel's processes: %w", err)
+	}
+	return g.gpu.Usage(pids)
 }
 
 // Counted is the figure cells' growth is counted on (see countedOn).

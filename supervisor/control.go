@@ -38,6 +38,7 @@ func (s *Supervisor) coreState() control.State {
 // caller must not hold s.mu.
 func (s *Supervisor) withMemory(st control.State) control.State {
 	st.Memory, st.LastCell = s.memoryState()
+	st.GPU, st.GPUUnknown = s.gpuState()
 	if s.guard.Paused() {
 		st.State = "paused"
 	}

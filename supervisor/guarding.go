@@ -8,6 +8,7 @@ import (
 
 	"github.com/jupyter-guard/jupyter-guard/control"
 	"github.com/jupyter-guard/jupyter-guard/guard/diagnosis"
+	"github.com/jupyter-guard/jupyter-guard/guard/gpu"
 	"github.com/jupyter-guard/jupyter-guard/guard/ledger"
 	"github.com/jupyter-guard/jupyter-guard/proxy"
 )
@@ -123,4 +124,24 @@ func (s *Supervisor) memoryState() (control.Memory, *control.Cell) {
 	}
 	c := toControlCell(cells[len(cells)-1], s.guard.Counted())
 	return st, &c
+}
+
+// gpuState is the kernel's latest GPU measurement, for guardctl; unknown
+// says why its share is not known.
+func (s *Supervisor) gpuState() (gpus []control.GPU, unknown string) {
+	u, ok := s.guard.GPU()
+	if !ok {
+		return nil, ""
+	}
+	if u.PIDsHidden {
+		unknown = gpu.HiddenReason
+	}
+	for _, g := range u.GPUs {
+		c := control.GPU{Index: g.Index, Name: g.Name, Used: g.Used, InUse: g.MemUsed, Total: g.MemTotal}
+		for _, p := range g.Procs {
+			c.PIDs = append(c.PIDs, p.PID)
+		}
+		gpus = append(gpus, c)
+	}
+	return gpus, unknown
 }

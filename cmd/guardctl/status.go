@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -144,13 +145,23 @@ func printStatus(w io.Writer, asJSON bool) error {
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "KERNEL\tKERNELSPEC\tNOTEBOOK\tSTATE\tMEMORY\tGPU\tUPTIME\tLAST CELL\tDEATHS")
+	var unknown []string
 	for _, k := range ks {
 		s := k.state
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n",
 			shortID(s.KernelID), orDash(s.Kernelspec), orDash(s.Notebook), stateCell(s), memoryCell(s.Memory),
-			gpuCell(s.GPU), units.FormatDuration(time.Since(s.Started)), lastCellCell(s.LastCell), s.Deaths)
+			gpuCell(s), units.FormatDuration(time.Since(s.Started)), lastCellCell(s.LastCell), s.Deaths)
+		if s.GPUUnknown != "" {
+			unknown = append(unknown, fmt.Sprintf("GPU of %s: %s.", shortID(s.KernelID), s.GPUUnknown))
+		}
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, u := range unknown {
+		fmt.Fprintln(w, u)
+	}
+	return nil
 }
 
 func shortID(id string) string {
@@ -187,15 +198,30 @@ func memoryCell(m control.Memory) string {
 	return cell
 }
 
-func gpuCell(gs []control.GPU) string {
-	if len(gs) == 0 {
+// gpuCell is what the kernel holds on the GPUs and where: "70 GiB on GPU
+// 0"; "-" without a GPU, "unknown ?" where its share cannot be told.
+func gpuCell(s control.State) string {
+	switch {
+	case len(s.GPU) == 0:
 		return "-"
+	case s.GPUUnknown != "":
+		return "unknown ?"
 	}
 	var used uint64
-	for _, g := range gs {
-		used += g.Used
+	var on []string
+	for _, g := range s.GPU {
+		if g.Used > 0 {
+			used += g.Used
+			on = append(on, strconv.Itoa(g.Index))
+		}
 	}
-	return units.FormatBytes(used)
+	switch len(on) {
+	case 0:
+		return units.FormatBytes(0)
+	case 1:
+		return units.FormatBytes(used) + " on GPU " + on[0]
+	}
+	return units.FormatBytes(used) + " on GPUs " + strings.Join(on, ",")
 }
 
 func lastCellCell(c *control.Cell) string {

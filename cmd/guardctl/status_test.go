@@ -1,0 +1,29 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/jupyter-guard/jupyter-guard/control"
+)
+
+func TestGPUCell(t *testing.T) {
+	const gib = 1 << 30
+	a100 := func(i int, used uint64) control.GPU {
+		return control.GPU{Index: i, Name: "A100", Used: used, InUse: used + gib, Total: 80 * gib}
+	}
+	tests := []struct {
+		state control.State
+		want  string
+	}{
+		{control.State{}, "-"},
+		{control.State{GPU: []control.GPU{a100(0, 0), a100(1, 0)}}, "0 B"},
+		{control.State{GPU: []control.GPU{a100(0, 70 * gib), a100(1, 0)}}, "70 GiB on GPU 0"},
+		{control.State{GPU: []control.GPU{a100(0, 2 * gib), a100(1, 0), a100(2, gib)}}, "3 GiB on GPUs 0,2"},
+		{control.State{GPU: []control.GPU{a100(0, 0)}, GPUUnknown: "this container cannot see the host's pids"}, "unknown ?"},
+	}
+	for _, tt := range tests {
+		if got := gpuCell(tt.state); got != tt.want {
+			t.Errorf("gpuCell(%+v) = %q, want %q", tt.state, got, tt.want)
+		}
+	}
+}
