@@ -69,6 +69,10 @@ type Cell struct {
 	GPUPeakBytes   uint64    `json:"gpu_peak_bytes,omitempty"`
 }
 
+// ShortID is a kernel id as guardctl shows it: enough to tell kernels apart
+// and to name one on its command line.
+func ShortID(id string) string { return id[:min(8, len(id))] }
+
 // Kernel is what a proxy serves.
 type Kernel interface {
 	State() State

@@ -1,7 +1,6 @@
 package supervisor
 
 import (
-	"encoding/json"
 	"io"
 	"os"
 	"time"
@@ -62,20 +61,12 @@ func (w *witness) ready(pid int, logf func(string, ...any)) {
 // heard keeps the text of a small stream message in the tail of its
 // stream: what a kernel printed through Python before it crashed reaches
 // the notebook this way, not through the kernel's own stdout and stderr.
-// Big outputs are not decoded on the forwarding path; last words are short.
-func (w *witness) heard(content []byte) {
-	if len(content) > 64<<10 {
-		return
-	}
-	var c struct{ Name, Text string }
-	if json.Unmarshal(content, &c) != nil {
-		return
-	}
-	switch c.Name {
+func (w *witness) heard(name, text string) {
+	switch name {
 	case "stdout":
-		w.stdout.Write([]byte(c.Text))
+		w.stdout.Write([]byte(text))
 	case "stderr":
-		w.stderr.Write([]byte(c.Text))
+		w.stderr.Write([]byte(text))
 	}
 }
 

@@ -61,13 +61,26 @@ func (s *Supervisor) FromFrontend(ch proxy.Channel, m *wire.Message, h wire.Head
 }
 
 // heard passes a stream message's text to the current child's witness.
-func (s *Supervisor) heard(content []byte) {
+func (s *Supervisor) heard(name, text string) {
 	s.mu.Lock()
 	w := s.witness
 	s.mu.Unlock()
 	if w != nil {
-		w.heard(content)
+		w.heard(name, text)
 	}
+}
+
+// streamText decodes a small stream message. Big outputs are not decoded
+// on the forwarding path; last words and error reports are short.
+func streamText(content []byte) (name, text string, ok bool) {
+	if len(content) > 64<<10 {
+		return "", "", false
+	}
+	var c struct{ Name, Text string }
+	if json.Unmarshal(content, &c) != nil {
+		return "", "", false
+	}
+	return c.Name, c.Text, true
 }
 
 // FromKernel follows the execution count, for replies the proxy must
@@ -82,6 +95,7 @@ func (s *Supervisor) FromKernel(ch proxy.Channel, m *wire.Message, h, parent wir
 			case "busy":
 				s.guard.CellStarted(parent.MsgID)
 			case "idle":
+				s.awaitGPUNote(parent.MsgID)
 				s.guard.CellFinished(parent.MsgID)
 			}
 		}
@@ -92,7 +106,15 @@ func (s *Supervisor) FromKernel(ch proxy.Channel, m *wire.Message, h, parent wir
 		s.mu.Unlock()
 	}
 	if ch == proxy.IOPub && h.MsgType == "stream" {
-		s.heard(m.Content)
+		if name, text, ok := streamText(m.Content); ok {
+			s.heard(name, text)
+			if parent.MsgType == "execute_request" {
+				s.checkGPUError(parent.MsgID, m.Parent, text)
+			}
+		}
+	}
+	if ch == proxy.IOPub && h.MsgType == "error" && parent.MsgType == "execute_request" {
+		s.checkGPUError(parent.MsgID, m.Parent, errorText(m.Content))
 	}
 	if ch == proxy.IOPub && h.MsgType == "execute_input" {
 		var c struct {

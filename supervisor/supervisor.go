@@ -27,6 +27,7 @@ type Supervisor struct {
 	shutdown chan shutdownRequest // from the control channel
 	actions  chan action          // from guardctl, through the control socket
 	signals  chan os.Signal
+	notes    gpuNotes // notes under cells that ran out of GPU memory
 
 	mu         sync.Mutex
 	started    time.Time

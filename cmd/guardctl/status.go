@@ -29,43 +29,15 @@ func init() {
 }
 
 // kernel is one live proxy found through its control socket.
-type kernel struct {
-	conn  *control.Conn
-	state control.State
-}
+type kernel = control.Found
 
-// findKernels reads every control socket in the runtime dir, cleaning up
-// those whose proxy died and saying so on w. skipped counts the sockets it
-// could not read (refused or not answering), each told on w.
+// findKernels finds every guarded kernel of this user (control.Find).
 func findKernels(w io.Writer) (ks []kernel, skipped int, err error) {
 	dir, err := kernelspec.RuntimeDir()
 	if err != nil {
 		return nil, 0, err
 	}
-	paths, _ := filepath.Glob(filepath.Join(dir, control.SocketPattern))
-	for _, p := range paths {
-		c, err := control.Open(p)
-		if err != nil {
-			fmt.Fprintf(w, "skipped %s: %v\n", p, err)
-			skipped++
-			continue
-		}
-		st, err := c.State()
-		if errors.Is(err, control.ErrStale) {
-			if os.Remove(p) == nil {
-				fmt.Fprintf(w, "removed %s: its proxy is gone\n", filepath.Base(p))
-			}
-			continue
-		}
-		if err != nil {
-			fmt.Fprintf(w, "skipped %s: %v\n", p, err)
-			skipped++
-			continue
-		}
-		ks = append(ks, kernel{c, st})
-	}
-	sort.Slice(ks, func(i, j int) bool { return ks[i].state.Started.Before(ks[j].state.Started) })
-	return ks, skipped, nil
+	return control.Find(dir, "", w)
 }
 
 // pickKernel finds the one kernel that ref names: a unique prefix of its
@@ -77,8 +49,8 @@ func pickKernel(ref string) (kernel, error) {
 	}
 	var hits []kernel
 	for _, k := range ks {
-		nb := k.state.Notebook
-		if strings.HasPrefix(k.state.KernelID, ref) || (nb != "" && (nb == ref || filepath.Base(nb) == ref)) {
+		nb := k.State.Notebook
+		if strings.HasPrefix(k.State.KernelID, ref) || (nb != "" && (nb == ref || filepath.Base(nb) == ref)) {
 			hits = append(hits, k)
 		}
 	}
@@ -90,7 +62,7 @@ func pickKernel(ref string) (kernel, error) {
 	}
 	var ids []string
 	for _, k := range hits {
-		ids = append(ids, shortID(k.state.KernelID))
+		ids = append(ids, control.ShortID(k.State.KernelID))
 	}
 	return kernel{}, fmt.Errorf("%q matches %d kernels (%s): give more of the id", ref, len(hits), strings.Join(ids, ", "))
 }
@@ -128,7 +100,7 @@ func printStatus(w io.Writer, asJSON bool) error {
 	if asJSON {
 		states := make([]control.State, 0, len(ks))
 		for _, k := range ks {
-			states = append(states, k.state)
+			states = append(states, k.State)
 		}
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
@@ -147,12 +119,12 @@ func printStatus(w io.Writer, asJSON bool) error {
 	fmt.Fprintln(tw, "KERNEL\tKERNELSPEC\tNOTEBOOK\tSTATE\tMEMORY\tGPU\tUPTIME\tLAST CELL\tDEATHS")
 	var unknown []string
 	for _, k := range ks {
-		s := k.state
+		s := k.State
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n",
-			shortID(s.KernelID), orDash(s.Kernelspec), orDash(s.Notebook), stateCell(s), memoryCell(s.Memory),
+			control.ShortID(s.KernelID), orDash(s.Kernelspec), orDash(s.Notebook), stateCell(s), memoryCell(s.Memory),
 			gpuCell(s), units.FormatDuration(time.Since(s.Started)), lastCellCell(s.LastCell), s.Deaths)
 		if s.GPUUnknown != "" {
-			unknown = append(unknown, fmt.Sprintf("GPU of %s: %s.", shortID(s.KernelID), s.GPUUnknown))
+			unknown = append(unknown, fmt.Sprintf("GPU of %s: %s.", control.ShortID(s.KernelID), s.GPUUnknown))
 		}
 	}
 	if err := tw.Flush(); err != nil {
@@ -162,13 +134,6 @@ func printStatus(w io.Writer, asJSON bool) error {
 		fmt.Fprintln(w, u)
 	}
 	return nil
-}
-
-func shortID(id string) string {
-	if len(id) > 8 {
-		return id[:8]
-	}
-	return id
 }
 
 func orDash(s string) string {
@@ -239,7 +204,7 @@ func runCells(args []string) error {
 	if err != nil {
 		return err
 	}
-	cells, err := k.conn.Cells()
+	cells, err := k.Conn.Cells()
 	if err != nil {
 		return err
 	}
@@ -310,11 +275,11 @@ func actOn(action string) func([]string) error {
 		if err != nil {
 			return err
 		}
-		st, err := k.conn.Act(action)
+		st, err := k.Conn.Act(action)
 		if err != nil {
-			return fmt.Errorf("kernel %s: %w", shortID(k.state.KernelID), err)
+			return fmt.Errorf("kernel %s: %w", control.ShortID(k.State.KernelID), err)
 		}
-		fmt.Printf("kernel %s: %s\n", shortID(st.KernelID), st.State)
+		fmt.Printf("kernel %s: %s\n", control.ShortID(st.KernelID), st.State)
 		return nil
 	}
 }

@@ -17,8 +17,8 @@ func TestGPUCell(t *testing.T) {
 	}{
 		{control.State{}, "-"},
 		{control.State{GPU: []control.GPU{a100(0, 0), a100(1, 0)}}, "0 B"},
-		{control.State{GPU: []control.GPU{a100(0, 70 * gib), a100(1, 0)}}, "70 GiB on GPU 0"},
-		{control.State{GPU: []control.GPU{a100(0, 2 * gib), a100(1, 0), a100(2, gib)}}, "3 GiB on GPUs 0,2"},
+		{control.State{GPU: []control.GPU{a100(0, 70*gib), a100(1, 0)}}, "70 GiB on GPU 0"},
+		{control.State{GPU: []control.GPU{a100(0, 2*gib), a100(1, 0), a100(2, gib)}}, "3 GiB on GPUs 0,2"},
 		{control.State{GPU: []control.GPU{a100(0, 0)}, GPUUnknown: "this container cannot see the host's pids"}, "unknown ?"},
 	}
 	for _, tt := range tests {

@@ -24,16 +24,18 @@ type MockState struct {
 	GPUs []MockGPU `json:"gpus"`
 }
 
-// MockGPU is one of the mock's eight A100s.
+// MockGPU is one of the mock's eight A100s, 80 GB ones unless it says.
 type MockGPU struct {
 	Index int    `json:"index"`
-	Name  string `json:"name,omitempty"`
-	Total uint64 `json:"total_bytes,omitempty"` // 0: the mock's 40 GB
+	Total uint64 `json:"total_bytes,omitempty"`
 	Procs []struct {
 		PID  uint32 `json:"pid"`
 		Used uint64 `json:"used_bytes"`
 	} `json:"processes"`
 }
+
+// mockName is the mock's GPUs' name: the A100s whose memory is 80 GB.
+const mockName = "Mock NVIDIA A100-SXM4-80GB"
 
 // library is a dgxa100 mock whose memory and processes come from the file
 // that MockEnv names.
@@ -42,10 +44,7 @@ func library() nvml.Interface {
 	s := dgxa100.New()
 	for i, d := range s.Devices {
 		dev := d.(*dgxa100.Device)
-		dev.GetNameFunc = func() (string, nvml.Return) {
-			g, _ := mockGPU(path, i)
-			return g.Name, nvml.SUCCESS
-		}
+		dev.Name = mockName
 		dev.GetMemoryInfoFunc = func() (nvml.Memory, nvml.Return) {
 			g, ret := mockGPU(path, i)
 			var used uint64
@@ -72,7 +71,7 @@ func library() nvml.Interface {
 // mockGPU reads GPU i from the file; a file not written yet leaves every
 // GPU idle, one that does not parse fails the call, as a lost GPU would.
 func mockGPU(path string, i int) (MockGPU, nvml.Return) {
-	idle := MockGPU{Index: i, Name: "Mock NVIDIA A100-SXM4-40GB", Total: 40 << 30}
+	idle := MockGPU{Index: i, Total: 80 << 30}
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return idle, nvml.SUCCESS
@@ -87,9 +86,6 @@ func mockGPU(path string, i int) (MockGPU, nvml.Return) {
 	}
 	for _, g := range st.GPUs {
 		if g.Index == i {
-			if g.Name == "" {
-				g.Name = idle.Name
-			}
 			if g.Total == 0 {
 				g.Total = idle.Total
 			}

@@ -1,0 +1,174 @@
+package supervisor
+
+import (
+	"cmp"
+	"encoding/json"
+	"io"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/jupyter-guard/jupyter-guard/control"
+	"github.com/jupyter-guard/jupyter-guard/guard/gpu"
+	"github.com/jupyter-guard/jupyter-guard/guard/gpuerr"
+	"github.com/jupyter-guard/jupyter-guard/guard/notice"
+)
+
+// gpuNotes are the notes under cells that ran out of GPU memory, one per
+// cell, written off the forwarding path: they read NVML and ask the other
+// proxies who they are.
+type gpuNotes struct {
+	mu      sync.Mutex
+	pending map[string]chan struct{} // by the cell's msg_id; closed when posted
+}
+
+// noteWait bounds how long a cell's idle waits for its GPU note, which
+// takes a few milliseconds unless another proxy is slow to answer: what is
+// posted after the idle never shows in the cell.
+const noteWait = 2 * time.Second
+
+// errorText is an error output's "ename: evalue", which is what the
+// frameworks' messages are matched on.
+func errorText(content []byte) string {
+	var e struct{ Ename, Evalue string }
+	if json.Unmarshal(content, &e) != nil {
+		return ""
+	}
+	return e.Ename + ": " + e.Evalue
+}
+
+// checkGPUError starts the GPU note for the cell whose request header is
+// parent (msg_id id) if text is a framework's GPU out-of-memory error. It
+// returns at once.
+func (s *Supervisor) checkGPUError(id string, parent []byte, text string) {
+	oom, ok := gpuerr.Find(text)
+	if !ok {
+		return
+	}
+	if _, metered := s.guard.GPU(); !metered {
+		return // no GPU to say anything about
+	}
+	n := &s.notes
+	n.mu.Lock()
+	if _, noted := n.pending[id]; noted {
+		n.mu.Unlock()
+		return // the traceback and the error output tell the same story
+	}
+	done := make(chan struct{})
+	if n.pending == nil {
+		n.pending = map[string]chan struct{}{}
+	}
+	n.pending[id] = done
+	n.mu.Unlock()
+	go func() {
+		defer close(done)
+		if text, ok := s.gpuNote(oom); ok {
+			if err := s.proxy.Stream(parent, "stderr", text); err != nil {
+				s.cfg.Log.Printf("post the GPU note: %v", err)
+			}
+		}
+	}()
+}
+
+// awaitGPUNote waits, at most noteWait, for the note of cell id if one is
+// being written, and forgets it.
+func (s *Supervisor) awaitGPUNote(id string) {
+	n := &s.notes
+	n.mu.Lock()
+	done, ok := n.pending[id]
+	delete(n.pending, id)
+	n.mu.Unlock()
+	if !ok {
+		return
+	}
+	t := time.NewTimer(noteWait)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		s.cfg.Log.Printf("the GPU note for cell %s came too late for the cell", id)
+	}
+}
+
+// gpuNote measures the GPUs now and asks the other guarded kernels which
+// of the processes on them are theirs.
+func (s *Supervisor) gpuNote(oom gpuerr.OOM) (string, bool) {
+	u, err := s.guard.MeasureGPU()
+	if err != nil {
+		s.cfg.Log.Printf("GPU note: %v", err)
+	}
+	if len(u.GPUs) == 0 {
+		return "", false
+	}
+	found, _, err := control.Find(s.cfg.RuntimeDir, controlPath(s), io.Discard)
+	if err != nil {
+		s.cfg.Log.Printf("GPU note: other kernels: %v", err)
+	}
+	others := make([]control.State, len(found))
+	for i, f := range found {
+		others[i] = f.State
+	}
+	return notice.GPUOutOfMemory(gpuFacts(oom, u, others)), true
+}
+
+// gpuFacts picks the GPUs to show — the one the framework names, else
+// those the kernel holds memory on, else all in use — and names the other
+// holders: a guarded kernel by its notebook, any other process by pid.
+func gpuFacts(oom gpuerr.OOM, u gpu.Usage, others []control.State) notice.GPUFacts {
+	f := notice.GPUFacts{Framework: oom.Framework, Preallocates: oom.Preallocates}
+	if u.PIDsHidden {
+		f.Unknown = gpu.HiddenReason
+	}
+	owner := map[int]control.State{}
+	for _, st := range others {
+		for _, g := range st.GPU {
+			for _, pid := range g.PIDs {
+				owner[pid] = st
+			}
+		}
+	}
+	for _, g := range pickGPUs(oom, u) {
+		h := notice.GPUHeld{Index: g.Index, Name: g.Name, InUse: g.MemUsed, Total: g.MemTotal, Kernel: g.Used}
+		byKernel := map[string]int{} // a kernel's processes make one holder
+		for _, p := range g.Others {
+			st, guarded := owner[p.PID]
+			if !guarded {
+				h.Others = append(h.Others, notice.Holder{Used: p.Used, PID: p.PID})
+				continue
+			}
+			if i, seen := byKernel[st.KernelID]; seen {
+				h.Others[i].Used += p.Used
+				continue
+			}
+			byKernel[st.KernelID] = len(h.Others)
+			h.Others = append(h.Others, notice.Holder{Used: p.Used, Kernel: control.ShortID(st.KernelID), Notebook: st.Notebook})
+		}
+		slices.SortStableFunc(h.Others, func(a, b notice.Holder) int { return cmp.Compare(b.Used, a.Used) })
+		f.GPUs = append(f.GPUs, h)
+	}
+	return f
+}
+
+func pickGPUs(oom gpuerr.OOM, u gpu.Usage) []gpu.GPU {
+	for _, g := range u.GPUs {
+		if g.Index == oom.Device {
+			return []gpu.GPU{g}
+		}
+	}
+	var held, used []gpu.GPU
+	for _, g := range u.GPUs {
+		if g.Used > 0 {
+			held = append(held, g)
+		}
+		if len(g.Procs)+len(g.Others) > 0 {
+			used = append(used, g)
+		}
+	}
+	switch {
+	case len(held) > 0:
+		return held
+	case len(used) > 0:
+		return used
+	}
+	return u.GPUs
+}

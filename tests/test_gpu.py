@@ -1,0 +1,164 @@
+"""GPU memory per kernel, and the note under a cell that ran out of it, with
+two real guarded kernels on mocked GPUs.
+
+There is no GPU here: the kernels run under bin/guardctl-nvmlmock, guardctl
+built with the nvmlmock tag, whose NVML is go-nvml's dgxa100 mock reading
+its processes from a JSON file (JUPYTER_GUARD_NVMLMOCK) that the test
+writes with the kernels' real pids. Everything else is the production code:
+the proxy, the sampler, the control sockets, guardctl status.
+
+The cells raise exceptions whose texts are the frameworks' own
+(guard/gpuerr/testdata/errors.json)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import KERNEL_ENVS, REPO, Kernel
+from support import wait_until
+from test_guardctl import Guardctl, table
+
+GiB = 1 << 30
+K7 = KERNEL_ENVS[0]
+ERRORS = json.loads((REPO / "guard" / "gpuerr" / "testdata" / "errors.json").read_text())
+
+
+def framework_error(framework: str) -> dict:
+    """The first real error text of a framework in the testdata."""
+    return next(e for e in ERRORS if e["framework"] == framework)
+
+
+@pytest.fixture(scope="module")
+def mock_guardctl(guardctl, tmp_path_factory) -> Path:
+    """guardctl built with the nvmlmock tag: next to the guardctl under test
+    (make test builds both), else built here."""
+    path = guardctl.with_name("guardctl-nvmlmock")
+    if not path.exists():
+        path = tmp_path_factory.mktemp("bin") / "guardctl-nvmlmock"
+        subprocess.run(["go", "build", "-tags", "nvmlmock", "-o", str(path), "./cmd/guardctl"], cwd=REPO, check=True)
+    return path
+
+
+@pytest.fixture(scope="module")
+def gpu_state(tmp_path_factory) -> Path:
+    """The mocked GPUs' file; every GPU is idle until a test writes it."""
+    return tmp_path_factory.mktemp("nvmlmock") / "gpus.json"
+
+
+def mock_spec(kernelspecs, jupyter_dirs, mock_guardctl: Path, state: Path, name: str, notebook: str,
+              wrap: list[str] | None = None, env: dict | None = None) -> str:
+    """A guarded ipykernel spec run by the mock guardctl (optionally under
+    the wrap command), for notebook."""
+    spec = json.loads((kernelspecs[K7.guarded] / "kernel.json").read_text())
+    spec["argv"] = [*(wrap or []), str(mock_guardctl), *spec["argv"][1:]]
+    spec["env"] = {"JUPYTER_GUARD_NVMLMOCK": str(state), "JPY_SESSION_NAME": notebook, **(env or {})}
+    d = jupyter_dirs["JUPYTER_DATA_DIR"] / "kernels" / name
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "kernel.json").write_text(json.dumps(spec))
+    return name
+
+
+def write_gpus(state: Path, gpus: list[dict]) -> None:
+    tmp = state.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"gpus": gpus}))
+    tmp.replace(state)  # the proxies read it at any time
+
+
+def measured(k: Kernel, gctl: Guardctl, check) -> dict:
+    """The kernel's status once a measurement satisfies check: the guard
+    measures GPUs when a cell ends, so each try runs one."""
+    def seen():
+        k.ok("pass")
+        st = gctl.state_of(k)
+        return st if check(st) else None
+    return wait_until(seen, 30, f"guardctl status of {k.kernel_id} to show its GPU memory", interval=0.3)
+
+
+def held(st: dict) -> dict[int, int]:
+    return {g["index"]: g["used_bytes"] for g in st.get("gpu", []) if g["used_bytes"]}
+
+
+@pytest.fixture(scope="module")
+def two_kernels(module_kernels, kernelspecs, jupyter_dirs, mock_guardctl, gpu_state):
+    """Two guarded kernels on the mocked GPUs: the first "holds" 70 GiB of
+    GPU 0 (the mock's are 80 GiB A100s), the second 2 GiB there and 1 GiB on GPU 3, and a
+    process that is no guarded kernel (this test) holds 5 GiB of GPU 0."""
+    first = module_kernels.start(mock_spec(kernelspecs, jupyter_dirs, mock_guardctl, gpu_state, "gpu-first", "train-big.ipynb"))
+    second = module_kernels.start(mock_spec(kernelspecs, jupyter_dirs, mock_guardctl, gpu_state, "gpu-second", "small.ipynb"))
+    p1, p2 = first.pid().pid, second.pid().pid
+    write_gpus(gpu_state, [
+        {"index": 0, "processes": [
+            {"pid": p1, "used_bytes": 70 * GiB}, {"pid": p2, "used_bytes": 2 * GiB},
+            {"pid": os.getpid(), "used_bytes": 5 * GiB}]},
+        {"index": 3, "processes": [{"pid": p2, "used_bytes": 1 * GiB}]},
+    ])
+    return first, second
+
+
+def test_status_shows_each_kernels_gpu_memory(two_kernels, guardctl):
+    gctl = Guardctl(guardctl)
+    first, second = two_kernels
+    s1 = measured(first, gctl, lambda st: held(st) == {0: 70 * GiB})
+    s2 = measured(second, gctl, lambda st: held(st) == {0: 2 * GiB, 3: 1 * GiB})
+    gpu0 = next(g for g in s1["gpu"] if g["index"] == 0)
+    assert gpu0["in_use_bytes"] == 77 * GiB and gpu0["total_bytes"] == 80 * GiB, gpu0
+    assert gpu0["pids"] == [first.pid().pid], gpu0
+    assert len(s2["gpu"]) == 8 and "gpu_unknown" not in s2, s2
+
+    rows = {r["KERNEL"]: r for r in table(gctl.ok("status").stdout)}
+    assert rows[first.kernel_id[:8]]["GPU"] == "70 GiB on GPU 0", rows
+    assert rows[second.kernel_id[:8]]["GPU"] == "3 GiB on GPUs 0,3", rows
+
+
+def raise_cell(e: dict) -> str:
+    """A cell that ends with the framework's exception: its class name and
+    its message, as the framework raises it."""
+    return f"class {e['ename']}(RuntimeError): pass\nraise {e['ename']}({e['evalue']!r})"
+
+
+@pytest.mark.parametrize("framework", ["PyTorch", "TensorFlow"])
+def test_note_under_a_cell_out_of_gpu_memory(two_kernels, guardctl, framework):
+    gctl = Guardctl(guardctl)
+    first, second = two_kernels
+    measured(first, gctl, lambda st: held(st) == {0: 70 * GiB})  # the first kernel's pids are known
+    e = framework_error(framework)
+    r = second.run(raise_cell(e))
+    assert r.status == "error" and r.error["ename"] == e["ename"], r.reply
+    note = r.stderr
+    print(f"--- the note under the {framework} cell:\n{note}")
+    assert f"jupyter-guard: the GPU ran out of memory ({framework})." in note, note
+    assert "GPU 0 (Mock NVIDIA A100-SXM4-80GB): 77 GiB of 80 GiB in use:" in note, note
+    lines = [line.strip() for line in note.splitlines()]
+    assert lines.index("2 GiB: this kernel") < lines.index(f"70 GiB: the guarded kernel {first.kernel_id[:8]} of train-big.ipynb") \
+        < lines.index(f"5 GiB: process {os.getpid()} (not a guarded kernel)"), note
+    assert f"in train-big.ipynb" in note and f"guardctl restart {first.kernel_id[:8]}" in note, note
+    assert "TF_FORCE_GPU_ALLOW_GROWTH=true" in note and "smaller batch size" in note, note
+    # The note comes once, before the cell's idle, and only for such errors.
+    assert note.count("jupyter-guard: the GPU ran out of memory") == 1, note
+    other = second.run("raise RuntimeError('CUDA error: device-side assert triggered')")
+    assert other.status == "error" and "jupyter-guard" not in other.stderr, other.stderr
+
+
+def test_a_container_without_host_pids_says_so(kernels, kernelspecs, jupyter_dirs, mock_guardctl, gpu_state, guardctl):
+    """A proxy in a pid namespace of its own, with its own /proc (a
+    container without --pid=host): the driver's host pids name none of its
+    processes, so status says the share is unknown instead of showing 0."""
+    if shutil.which("unshare") is None or subprocess.run(
+            ["unshare", "--pid", "--fork", "--mount-proc", "true"], capture_output=True).returncode != 0:
+        pytest.skip("cannot make a pid namespace here")
+    gctl = Guardctl(guardctl)
+    k = kernels.start(mock_spec(kernelspecs, jupyter_dirs, mock_guardctl, gpu_state, "gpu-container", "boxed.ipynb",
+                                wrap=["unshare", "--pid", "--fork", "--mount-proc"]))
+    st = measured(k, gctl, lambda st: len(st.get("gpu", [])) == 8)
+    assert "cannot see the host's pids" in st["gpu_unknown"], st
+    assert held(st) == {}, st
+    out = gctl.ok("status").stdout
+    row = next(line for line in out.splitlines() if line.startswith(k.kernel_id[:8]))
+    assert "unknown ?" in row, out
+    assert f"GPU of {k.kernel_id[:8]}: the kernel's share is unknown: this container cannot see the host's pids" in out, out
