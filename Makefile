@@ -43,10 +43,14 @@ E2E_STEP = echo "== e2e stories (headless Chromium)"; \
 E2E_SUMMARY = sed -n '/^✖ failing tests:/q;p' bin/e2e-test.log | grep -E '^(✔|✖|e2e:) ' || true; \
 	grep -E '^ℹ (tests|pass|fail|cancelled|todo|duration_ms) ' bin/e2e-test.log || true
 
-.PHONY: build test e2e venvs e2e-deps screenshots
+.PHONY: build build-nvmlmock test e2e venvs e2e-deps screenshots
 
 build:
 	$(GO) build -o bin/guardctl ./cmd/guardctl
+
+# guardctl whose NVML is go-nvml's mock, for tests/test_gpu.py only.
+build-nvmlmock:
+	$(GO) build -tags nvmlmock -o bin/guardctl-nvmlmock ./cmd/guardctl
 
 venvs:
 	@scripts/test-venvs
@@ -74,7 +78,7 @@ screenshots:
 # per-package lines, the e2e stories' lines and counts, and pytest's closing
 # line are printed again at the end, pytest's last, so none scrolls out of
 # sight.
-test: build venvs e2e-deps
+test: build build-nvmlmock venvs e2e-deps
 	@status=0; mkdir -p bin; \
 	echo "== go vet ./..."; \
 	$(GO) vet ./... || status=1; \

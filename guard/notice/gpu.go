@@ -74,6 +74,6 @@ func GPUOutOfMemory(f GPUFacts) string {
 		l = append(l, "  - TensorFlow reserves nearly all of a GPU's memory when it first uses it: set TF_FORCE_GPU_ALLOW_GROWTH=true"+
 			" (for JAX, XLA_PYTHON_CLIENT_PREALLOCATE=false) before the import, in each notebook that shares the GPU.")
 	}
-	l = append(l, "  - Or ask for less at once: a smaller batch size.")
+	l = append(l, "  - Ask the GPU for less at once: a smaller batch size.")
 	return lines(l...)
 }

@@ -1,0 +1,49 @@
+package notice
+
+import "testing"
+
+func TestGPUOutOfMemory(t *testing.T) {
+	const gib = 1 << 30
+	tests := []struct {
+		why  string
+		f    GPUFacts
+		want string
+	}{
+		{"PyTorch beside a process that is no guarded kernel: no TensorFlow advice",
+			GPUFacts{Framework: "PyTorch", GPUs: []GPUHeld{{Index: 1, Name: "Tesla T4", InUse: 15 * gib, Total: 15 * gib, Kernel: 5 * gib,
+				Others: []Holder{{Used: 10 * gib, PID: 4242}}}}}, `
+jupyter-guard: the GPU ran out of memory (PyTorch).
+  GPU 1 (Tesla T4): 15 GiB of 15 GiB in use:
+    5 GiB: this kernel
+    10 GiB: process 4242 (not a guarded kernel)
+What to do:
+  - Ask the GPU for less at once: a smaller batch size.
+`},
+		{"JAX in a container that cannot see the host's pids",
+			GPUFacts{Framework: "JAX", Preallocates: true, Unknown: "the kernel's share is unknown",
+				GPUs: []GPUHeld{{Index: 0, Name: "Tesla T4", InUse: 14 * gib, Total: 15 * gib}}}, `
+jupyter-guard: the GPU ran out of memory (JAX).
+  GPU 0 (Tesla T4): 14 GiB of 15 GiB in use; the kernel's share is unknown.
+What to do:
+  - TensorFlow reserves nearly all of a GPU's memory when it first uses it: set TF_FORCE_GPU_ALLOW_GROWTH=true (for JAX, XLA_PYTHON_CLIENT_PREALLOCATE=false) before the import, in each notebook that shares the GPU.
+  - Ask the GPU for less at once: a smaller batch size.
+`},
+		{"a guarded kernel without a notebook",
+			GPUFacts{Framework: "CuPy", GPUs: []GPUHeld{{Index: 0, Name: "A100", InUse: 80 * gib, Total: 80 * gib,
+				Others: []Holder{{Used: 79 * gib, Kernel: "abcdef01"}}}}}, `
+jupyter-guard: the GPU ran out of memory (CuPy).
+  GPU 0 (A100): 80 GiB of 80 GiB in use:
+    0 B: this kernel
+    79 GiB: the guarded kernel abcdef01
+What to do:
+  - Free it there: in that kernel, delete what holds the GPU (del …; gc.collect()), or restart that kernel (guardctl restart abcdef01).
+  - TensorFlow reserves nearly all of a GPU's memory when it first uses it: set TF_FORCE_GPU_ALLOW_GROWTH=true (for JAX, XLA_PYTHON_CLIENT_PREALLOCATE=false) before the import, in each notebook that shares the GPU.
+  - Ask the GPU for less at once: a smaller batch size.
+`},
+	}
+	for _, tt := range tests {
+		if got := GPUOutOfMemory(tt.f); got != tt.want {
+			t.Errorf("%s:\n got %s\nwant %s", tt.why, got, tt.want)
+		}
+	}
+}
