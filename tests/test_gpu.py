@@ -111,9 +111,14 @@ def test_status_shows_each_kernels_gpu_memory(two_kernels, guardctl):
     assert gpu0["pids"] == [first.pid().pid], gpu0
     assert len(s2["gpu"]) == 8 and "gpu_unknown" not in s2, s2
 
-    rows = {r["KERNEL"]: r for r in table(gctl.ok("status").stdout)}
+    out = gctl.ok("status").stdout
+    print(f"--- guardctl status:\n{out}")
+    rows = {r["KERNEL"]: r for r in table(out)}
     assert rows[first.kernel_id[:8]]["GPU"] == "70 GiB on GPU 0", rows
     assert rows[second.kernel_id[:8]]["GPU"] == "3 GiB on GPUs 0,3", rows
+    # The ledger has it per cell: the cell that measured it peaked there.
+    cells = table(gctl.ok("cells", first.kernel_id).stdout)
+    assert "70 GiB" in [c["GPU PEAK"] for c in cells], cells
 
 
 def raise_cell(e: dict) -> str:
@@ -159,6 +164,7 @@ def test_a_container_without_host_pids_says_so(kernels, kernelspecs, jupyter_dir
     assert "cannot see the host's pids" in st["gpu_unknown"], st
     assert held(st) == {}, st
     out = gctl.ok("status").stdout
+    print(f"--- guardctl status of a kernel in a container:\n{out}")
     row = next(line for line in out.splitlines() if line.startswith(k.kernel_id[:8]))
     assert "unknown ?" in row, out
     assert f"GPU of {k.kernel_id[:8]}: the kernel's share is unknown: this container cannot see the host's pids" in out, out
