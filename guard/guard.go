@@ -210,6 +210,9 @@ func (g *Guard) GPU() (u gpu.Usage, ok bool) {
 	return g.gpuNow, true
 }
 
+// GPUDriver is the NVIDIA driver's versions, for a death diagnosis.
+func (g *Guard) GPUDriver() gpu.Driver { return g.gpu.Driver() }
+
 // MeasureGPU measures the kernel's GPU memory now, with every process on
 // each GPU: for the note under a cell that ran out of it. It reads the
 // process tree and NVML, so it is called off the forwarding path.

@@ -41,6 +41,7 @@ func (s *Supervisor) died(proc *child.Process, w *witness) (stop bool) {
 	ev.KernelID = control.KernelID(s.cfg.ConnFile)
 	ev.Cell = s.cellOf(run)
 	ev.Memory = s.memoryStory(ev.Cell)
+	ev.GPUDriver = s.guard.GPUDriver().String()
 	d := s.diagnose(ev)
 	s.cfg.Log.Printf("kernel pid %d died: %s", proc.Pid, d.Evalue)
 	s.logDeath(d)

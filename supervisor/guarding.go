@@ -66,6 +66,13 @@ func (s *Supervisor) memoryStory(running *diagnosis.Cell) diagnosis.Memory {
 			}
 		}
 	}
+	if u, ok := s.guard.GPU(); ok {
+		for _, g := range u.GPUs {
+			if g.Used > 0 {
+				m.GPUs = append(m.GPUs, diagnosis.GPUMemory{Index: g.Index, Name: g.Name, Used: g.Used, Total: g.MemTotal})
+			}
+		}
+	}
 	for _, c := range s.guard.Grew(3) {
 		m.TopCells = append(m.TopCells, diagnosis.Cell{ExecutionCount: c.ExecutionCount, Code: c.Code, Growth: c.Growth})
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/jupyter-guard/jupyter-guard/guard/gpuerr"
 	"github.com/jupyter-guard/jupyter-guard/guard/units"
 )
 
@@ -83,6 +84,9 @@ func (d *Diagnosis) outsideKillAdvice() []string {
 }
 
 func (d *Diagnosis) cudaAdvice() []string {
+	if d.Setup != nil {
+		return d.setupAdvice()
+	}
 	p := []string{"After a CUDA error the process's GPU state is gone and no GPU work can " +
 		"continue in it: the kernel has to restart, and everything on the GPU is lost."}
 	s := d.sign(SignCUDA)
@@ -97,6 +101,32 @@ func (d *Diagnosis) cudaAdvice() []string {
 	if d.Xid != nil {
 		p = append(p, fmt.Sprintf("If Xid %d repeats, tell the machine's administrator; "+
 			"NVIDIA explains each Xid at https://docs.nvidia.com/deploy/xid-errors/", d.Xid.Xid))
+	}
+	return p
+}
+
+// setupAdvice is for GPU software that could not start: what it was, the
+// versions NVML and the error report, and what fixes it.
+func (d *Diagnosis) setupAdvice() []string {
+	p := []string{"This is not an error in the notebook's code: the GPU software could not start."}
+	if drv := d.Evidence.GPUDriver; drv != "" {
+		p[0] += " NVML reports " + drv + ", against the versions in the error above."
+	}
+	switch d.Setup.Kind {
+	case gpuerr.DriverMismatch:
+		p = append(p, "The framework or its cuDNN was built for another CUDA than this machine has. "+
+			"Install the framework's build for the driver's CUDA (or older), or the cuDNN it was built "+
+			"with; or have the driver updated. Right after a driver update NVML itself reports a "+
+			"mismatch until the machine restarts.")
+	case gpuerr.CuDNNInit:
+		p = append(p, "cuDNN most often fails to start for want of GPU memory: another process "+
+			"holds it (guardctl status shows what each guarded kernel holds; TensorFlow takes a "+
+			"whole GPU unless TF_FORCE_GPU_ALLOW_GROWTH=true). Otherwise the installed cuDNN does "+
+			"not match the framework's build.")
+	case gpuerr.CUDAInit:
+		p = append(p, "CUDA could not reach a GPU: check that nvidia-smi works, that "+
+			"CUDA_VISIBLE_DEVICES names a GPU, and that a container was started with the GPUs "+
+			"(docker run --gpus all).")
 	}
 	return p
 }

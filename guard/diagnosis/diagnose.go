@@ -3,6 +3,8 @@ package diagnosis
 import (
 	"slices"
 	"syscall"
+
+	"github.com/jupyter-guard/jupyter-guard/guard/gpuerr"
 )
 
 // Cause is why the kernel died.
@@ -38,7 +40,10 @@ type Diagnosis struct {
 	// Signs are the reasons the kernel printed before it died.
 	Signs []OutputSign
 	// Stack is faulthandler's dump of the crashing thread.
-	Stack    *PythonStack
+	Stack *PythonStack
+	// Setup is the GPU software's failure to start, if the output names
+	// one: a CUDA error that no change to the notebook's code fixes.
+	Setup    *gpuerr.Setup
 	Evidence Evidence
 }
 
@@ -63,12 +68,16 @@ type Diagnosis struct {
 // A CUDA text that a kernel printed long before it died still counts:
 // give each kernel process a fresh Tail.
 func Diagnose(ev Evidence) Diagnosis {
+	output := slices.Concat(ev.Stderr, ev.Stdout)
 	d := Diagnosis{
 		Evidence: ev,
 		OOMKill:  oomEvent(ev.KernelLog.Events, ev.PID),
 		Xid:      firstEvent(ev.KernelLog.Events, EventGPUXid),
-		Signs:    findSigns(slices.Concat(ev.Stderr, ev.Stdout)),
+		Signs:    findSigns(output),
 		Stack:    findStack(ev.Stderr), // faulthandler writes to stderr
+	}
+	if s, ok := gpuerr.FindSetup(output); ok {
+		d.Setup = &s
 	}
 	d.Cause = d.cause()
 	d.Evalue, d.Traceback = render(&d)

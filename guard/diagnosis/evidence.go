@@ -16,6 +16,9 @@ type Evidence struct {
 	// Cell is the cell that was running when the kernel died; nil if idle.
 	Cell   *Cell
 	Memory Memory
+	// GPUDriver is the NVIDIA driver's versions as NVML reports them
+	// ("NVIDIA driver 535.129.03 (CUDA 12.2)"); "" without a GPU.
+	GPUDriver string
 	// Restart is what the proxy does next.
 	Restart Restart
 }

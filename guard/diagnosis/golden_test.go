@@ -120,6 +120,12 @@ func goldenCases(t *testing.T) map[string]Evidence {
 			KernelLog: KernelLog{Read: true, Events: []KernelEvent{xid}},
 			Cell:      &Cell{ExecutionCount: 8, Code: "loss = criterion(model(x), labels)\nloss.backward()"},
 		},
+		"cudnn-mismatch": {
+			PID: 4242, Exit: killed(syscall.SIGABRT),
+			Stderr:    stderrOf(t, "tf-cudnn-mismatch.stderr"),
+			Cell:      &Cell{ExecutionCount: 3, Code: "model.fit(x, y, epochs=3)"},
+			GPUDriver: "NVIDIA driver 535.129.03 (CUDA 12.2)",
+		},
 		"python-fatal": {
 			PID: 32612, Exit: killed(syscall.SIGABRT),
 			Stderr: stderrOf(t, "python-fatal.stderr"),

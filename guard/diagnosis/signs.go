@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/jupyter-guard/jupyter-guard/guard/gpuerr"
 )
 
 // SignKind names a kind of last words found in the kernel's output.
@@ -62,7 +64,7 @@ func findSigns(lines []string) []OutputSign {
 func findCUDA(lines []string) (OutputSign, bool) {
 	first, named, last := -1, -1, -1
 	for i, l := range lines {
-		if !cudaRe.MatchString(l) {
+		if _, setup := gpuerr.FindSetup(lines[i : i+1]); !setup && !cudaRe.MatchString(l) {
 			continue
 		}
 		if first < 0 {

@@ -30,7 +30,9 @@ func (d *Diagnosis) summary() string {
 		what = "The kernel was killed by a SIGKILL signal"
 	case CauseCUDA:
 		what = "The kernel died of a CUDA error"
-		if s := d.sign(SignCUDA); s != nil {
+		if s := d.sign(SignCUDA); d.Setup != nil {
+			what, why = "The kernel died of a "+d.Setup.Kind, d.Setup.Line
+		} else if s != nil {
 			why = strings.TrimPrefix(s.Message, cudaErrorPrefix)
 		} else {
 			what = "The kernel died after a GPU error"

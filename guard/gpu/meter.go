@@ -14,6 +14,7 @@ type nvmlMeter struct {
 	lib       nvml.Interface
 	devices   []device
 	view      pidView // nil: the driver's pids cannot be matched to ours
+	driver    Driver
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -47,6 +48,8 @@ func (m *nvmlMeter) Usage(pids []int) (Usage, error) {
 	}
 	return u, errors.Join(errs...)
 }
+
+func (m *nvmlMeter) Driver() Driver { return m.driver }
 
 // Close shuts NVML down, once however often it is called: a second
 // nvmlShutdown would run after the library is unloaded.

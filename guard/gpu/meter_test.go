@@ -278,3 +278,21 @@ func TestUsageInAContainer(t *testing.T) {
 		t.Errorf("Usage =\n%+v\nwant\n%+v", got, want)
 	}
 }
+
+func TestDriver(t *testing.T) {
+	s := fakeGPUs()
+	s.DriverVersion, s.CudaDriverVersion = "535.129.03", 12020
+	meter := open(s, samePIDs)
+	defer meter.Close()
+	if got := meter.Driver().String(); got != "NVIDIA driver 535.129.03 (CUDA 12.2)" {
+		t.Errorf("Driver() = %q", got)
+	}
+	s = fakeGPUs()
+	s.SystemGetCudaDriverVersionFunc = func() (int, nvml.Return) { return 0, nvml.ERROR_NOT_SUPPORTED }
+	s.DriverVersion = "470.86"
+	meter = open(s, samePIDs)
+	defer meter.Close()
+	if got := meter.Driver().String(); got != "NVIDIA driver 470.86" {
+		t.Errorf("Driver() without CUDA's = %q", got)
+	}
+}

@@ -9,3 +9,5 @@ type NoGPU struct {
 func (NoGPU) Usage([]int) (Usage, error) { return Usage{}, nil }
 
 func (NoGPU) Close() error { return nil }
+
+func (NoGPU) Driver() Driver { return Driver{} }

@@ -57,7 +57,20 @@ func open(lib nvml.Interface, view pidView) Meter {
 		lib.Shutdown()
 		return NoGPU{Reason: err.Error()}
 	}
-	return &nvmlMeter{lib: lib, devices: devices, view: view}
+	return &nvmlMeter{lib: lib, devices: devices, view: view, driver: driverOf(lib)}
+}
+
+// driverOf reads the driver's versions; a version it will not tell is
+// left empty, as the diagnosis can do without.
+func driverOf(lib nvml.Interface) Driver {
+	var d Driver
+	if v, ret := lib.SystemGetDriverVersion(); ret == nvml.SUCCESS {
+		d.Version = v
+	}
+	if v, ret := lib.SystemGetCudaDriverVersion(); ret == nvml.SUCCESS && v > 0 {
+		d.CUDA = fmt.Sprintf("%d.%d", v/1000, v%1000/10) // 12020 is CUDA 12.2
+	}
+	return d
 }
 
 // initFailure explains a failed nvmlInit. Return.Error is safe here: without

@@ -6,6 +6,26 @@ type Meter interface {
 	Usage(pids []int) (Usage, error)
 	// Close releases NVML. The Meter is not used after.
 	Close() error
+	// Driver is the driver's versions, as NVML reported them at Open.
+	Driver() Driver
+}
+
+// Driver is the NVIDIA driver's versions, for a diagnosis of a framework
+// that would not start on it. Empty fields are unknown.
+type Driver struct {
+	Version string // "535.129.03"
+	CUDA    string // the newest CUDA it supports: "12.2"
+}
+
+// String is "NVIDIA driver 535.129.03 (CUDA 12.2)", or "" if unknown.
+func (d Driver) String() string {
+	switch {
+	case d.Version == "":
+		return ""
+	case d.CUDA == "":
+		return "NVIDIA driver " + d.Version
+	}
+	return "NVIDIA driver " + d.Version + " (CUDA " + d.CUDA + ")"
 }
 
 // Usage is the GPU memory of a process tree at one moment.

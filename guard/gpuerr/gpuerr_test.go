@@ -53,3 +53,23 @@ func TestPreallocates(t *testing.T) {
 		}
 	}
 }
+
+func TestFindSetup(t *testing.T) {
+	data, err := os.ReadFile("testdata/setup.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ex []struct {
+		Why, Source, Kind, Line string
+		Lines                   []string
+	}
+	if err := json.Unmarshal(data, &ex); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ex {
+		got, ok := FindSetup(e.Lines)
+		if want := (Setup{Kind: e.Kind, Line: e.Line}); ok != (e.Kind != "") || got != want {
+			t.Errorf("%s: FindSetup = %+v, %v; want %+v", e.Why, got, ok, want)
+		}
+	}
+}
