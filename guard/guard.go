@@ -14,6 +14,7 @@ package guard
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"log"
 	"os"
 	"sync"
@@ -73,8 +74,10 @@ type Guard struct {
 	measured chan struct{}
 	kernel   int       // the attached kernel's pid, 0 if none
 	gpuNow   gpu.Usage // the latest GPU measurement
-	paused   string    // msg_id of the cell whose pause holds the kernel, "" if none
-	thaws    int       // counts thaws: a pause decided before one is dropped
+	// gpuWarned is the msg_id of the last cell warned about its GPU memory.
+	gpuWarned string
+	paused    string // msg_id of the cell whose pause holds the kernel, "" if none
+	thaws     int    // counts thaws: a pause decided before one is dropped
 }
 
 type post struct {
@@ -112,6 +115,7 @@ func New(cfg config.Config, n Notifier, logger *log.Logger) (*Guard, error) {
 			g.mu.Lock()
 			g.gpuNow = u
 			g.mu.Unlock()
+			g.warnGPU(u, pids)
 			return u.Total, err
 		}
 	}
@@ -208,6 +212,45 @@ func (g *Guard) GPU() (u gpu.Usage, ok bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.gpuNow, true
+}
+
+// warnGPU warns the running cell, once, when the kernel's processes hold
+// cfg.GPUWarn of a GPU's memory, unless one of them runs a framework that
+// reserves most of a GPU anyway (gpu.Preallocator): for those the line says
+// nothing, and their out-of-memory errors get the note instead. It is
+// called with each GPU measurement, in the sampler's goroutine.
+func (g *Guard) warnGPU(u gpu.Usage, pids []int) {
+	spec := g.cfg.GPUWarn
+	if spec == (config.Spec{}) {
+		return
+	}
+	dev, over := gpu.Over(u, spec.Of)
+	if !over {
+		return
+	}
+	g.mu.Lock()
+	c, running := g.ledger.Current()
+	if !running || g.gpuWarned == c.MsgID {
+		g.mu.Unlock()
+		return
+	}
+	g.gpuWarned = c.MsgID
+	header := c.Header()
+	g.mu.Unlock()
+	for _, pid := range pids {
+		if fw, err := gpu.Preallocator("/proc", pid); fw != "" {
+			g.log.Printf("memory guard: no GPU warning in cell %s: pid %d runs %s, which reserves the GPU", c.MsgID, pid, fw)
+			return
+		} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			g.log.Printf("memory guard: GPU warning: %v", err)
+		}
+	}
+	g.log.Printf("memory guard: GPU warning in cell %s: %s of GPU %d", c.MsgID, units.FormatBytes(dev.Used), dev.Index)
+	// As the memory notices: what is posted reaches the cell before its idle.
+	g.speaking.Lock()
+	defer g.speaking.Unlock()
+	g.notify.Stream(header, "stderr", notice.GPUWarning(notice.GPUHeld{Index: dev.Index, Name: dev.Name,
+		InUse: dev.MemUsed, Total: dev.MemTotal, Kernel: dev.Used}, spec.String()))
 }
 
 // GPUDriver is the NVIDIA driver's versions, for a death diagnosis.

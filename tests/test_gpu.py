@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from conftest import KERNEL_ENVS, REPO, Kernel
-from support import wait_until
+from support import collect, read_until_stream, wait_until
 from test_guardctl import Guardctl, table
 
 GiB = 1 << 30
@@ -168,3 +168,57 @@ def test_a_container_without_host_pids_says_so(kernels, kernelspecs, jupyter_dir
     row = next(line for line in out.splitlines() if line.startswith(k.kernel_id[:8]))
     assert "unknown ?" in row, out
     assert f"GPU of {k.kernel_id[:8]}: the kernel's share is unknown: this container cannot see the host's pids" in out, out
+
+
+def wait_cell(flag: Path) -> str:
+    """A cell that runs until the test creates flag, so the guard measures
+    the GPUs while it runs."""
+    return f"import os, time\nwhile not os.path.exists({str(flag)!r}): time.sleep(0.02)"
+
+
+def test_warning_past_the_gpu_line(two_kernels, gpu_state, tmp_path):
+    """The first kernel comes to hold 75 GiB of GPU 5's 80 while a cell
+    runs: past the default line (90%), the cell is warned, once."""
+    first, second = two_kernels
+    p1, p2 = first.pid().pid, second.pid().pid
+    state = json.loads(gpu_state.read_text())
+    flag = tmp_path / "done"
+    msg_id = first.kc.execute(wait_cell(flag))
+    write_gpus(gpu_state, [*state["gpus"], {"index": 5, "processes": [{"pid": p1, "used_bytes": 75 * GiB}]}])
+    try:
+        seen = read_until_stream(first.kc, msg_id, "GPU memory warning")
+    finally:
+        flag.touch()
+        write_gpus(gpu_state, state["gpus"])
+    r = collect(first.kc, msg_id, iopub=seen)
+    print(f"--- the GPU warning:\n{r.stderr}")
+    assert r.status == "ok", r.reply
+    assert "the kernel's processes hold 75 GiB of GPU 5 (Mock NVIDIA A100-SXM4-80GB), 94% of its 80 GiB " \
+           "(the warning line is 90%, JUPYTER_GUARD_GPU_WARN);" in r.stderr, r.stderr
+    assert r.stderr.count("GPU memory warning") == 1, r.stderr
+
+
+def test_no_warning_for_a_framework_that_preallocates(two_kernels, gpu_state, tmp_path):
+    """A kernel that has loaded TensorFlow's library (here a copy of libm
+    under its name: what the guard reads is the process's maps) holds the
+    GPU whatever it needs: crossing the line says nothing, and the log says
+    why."""
+    first, _ = two_kernels
+    libm = next(Path(p) for p in ["/lib/x86_64-linux-gnu/libm.so.6", "/usr/lib/x86_64-linux-gnu/libm.so.6",
+                                  "/lib64/libm.so.6"] if Path(p).exists())
+    fake_tf = tmp_path / "libtensorflow_framework.so.2"
+    shutil.copy(libm, fake_tf)
+    first.ok(f"import ctypes; _tf = ctypes.CDLL({str(fake_tf)!r})")
+    p1 = first.pid().pid
+    state = json.loads(gpu_state.read_text())
+    flag = tmp_path / "done"
+    msg_id = first.kc.execute(wait_cell(flag))
+    write_gpus(gpu_state, [*state["gpus"], {"index": 5, "processes": [{"pid": p1, "used_bytes": 78 * GiB}]}])
+    try:
+        wait_until(lambda: f"pid {p1} runs TensorFlow, which reserves the GPU" in first.output(), 30,
+                   "the proxy's log to say why it does not warn")
+    finally:
+        flag.touch()
+        write_gpus(gpu_state, state["gpus"])
+    r = collect(first.kc, msg_id)
+    assert r.status == "ok" and "GPU memory warning" not in r.stderr, r.stderr

@@ -16,6 +16,9 @@ type Config struct {
 	// HostProc is the host's /proc as mounted in a container ("" if not):
 	// the GPU driver names processes by host pid (gpu.Open).
 	HostProc string
+	// GPUWarn is the share or size of a GPU's memory that the kernel may
+	// hold before the running cell is warned; the zero Spec is off.
+	GPUWarn Spec
 
 	// origin quotes what the user wrote for each setting they set, such as
 	// "JUPYTER_GUARD_WARN=90%", so errors found later can point at it.
@@ -31,6 +34,7 @@ func Default() Config {
 		Action:        Pause,
 		MaxRestarts:   5,
 		RestartWindow: time.Minute,
+		GPUWarn:       Spec{Percent: 90},
 	}
 }
 

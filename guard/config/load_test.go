@@ -54,13 +54,16 @@ func TestLoad(t *testing.T) {
 				"JUPYTER_GUARD_ACTION":         "interrupt",
 				"JUPYTER_GUARD_MAX_RESTARTS":   "3",
 				"JUPYTER_GUARD_RESTART_WINDOW": "120",
+				"JUPYTER_GUARD_HOST_PROC":      "/host/proc",
+				"JUPYTER_GUARD_GPU_WARN":       "off",
 			}, nil,
 			Config{Limit: Spec{Bytes: 4 << 30}, Warn: Spec{Percent: 70}, Pause: Spec{Bytes: 7 << 29},
-				Action: Interrupt, MaxRestarts: 3, RestartWindow: 2 * time.Minute}},
+				Action: Interrupt, MaxRestarts: 3, RestartWindow: 2 * time.Minute, HostProc: "/host/proc"}},
 		{"every flag", nil,
-			[]string{"--limit=80%", "--warn", "1GiB", "--pause=2GiB", "--action=warn", "--max-restarts=0", "--restart-window=90s"},
+			[]string{"--limit=80%", "--warn", "1GiB", "--pause=2GiB", "--action=warn", "--max-restarts=0", "--restart-window=90s",
+				"--host-proc=/host/proc", "--gpu-warn=50%"},
 			Config{Limit: Spec{Percent: 80}, Warn: Spec{Bytes: 1 << 30}, Pause: Spec{Bytes: 2 << 30},
-				Action: Warn, MaxRestarts: 0, RestartWindow: 90 * time.Second}},
+				Action: Warn, MaxRestarts: 0, RestartWindow: 90 * time.Second, HostProc: "/host/proc", GPUWarn: Spec{Percent: 50}}},
 		{"a flag wins over its variable",
 			map[string]string{"JUPYTER_GUARD_LIMIT": "4GiB", "JUPYTER_GUARD_WARN": "60%"},
 			[]string{"--limit=8GiB"},
@@ -139,5 +142,21 @@ func TestRegisterFlagsNamesTheVariables(t *testing.T) {
 		if want := "(env " + env + ")"; !strings.Contains(f.Usage, want) {
 			t.Errorf("--%s usage %q does not mention %s", name, f.Usage, want)
 		}
+	}
+}
+
+func TestGPUWarn(t *testing.T) {
+	for text, want := range map[string]Spec{"off": {}, "75%": {Percent: 75}, "20GiB": {Bytes: 20 << 30}} {
+		var c Config
+		if err := gpuWarnSetting.set(&c, text); err != nil || c.GPUWarn != want {
+			t.Errorf("gpu-warn %q = %+v, %v; want %+v", text, c.GPUWarn, err, want)
+		}
+		if got := gpuWarnSetting.get(c); got != map[string]string{"off": "off", "75%": "75%", "20GiB": "20 GiB"}[text] {
+			t.Errorf("gpu-warn %q reads back as %q", text, got)
+		}
+	}
+	var c Config
+	if err := gpuWarnSetting.set(&c, "never"); err == nil || !strings.HasSuffix(err.Error(), ", or off") {
+		t.Errorf("gpu-warn never: %v", err)
 	}
 }

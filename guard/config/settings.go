@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -63,9 +64,32 @@ var (
 		set:   func(c *Config, s string) error { c.HostProc = strings.TrimSpace(s); return nil },
 		get:   func(c Config) string { return c.HostProc },
 	}
+	gpuWarnSetting = setting{
+		name:  "gpu-warn",
+		usage: "warn in the cell when the kernel holds this share (or size) of a GPU's memory; off: never",
+		set:   func(c *Config, s string) (err error) { c.GPUWarn, err = parseGPUWarn(s); return err },
+		get: func(c Config) string {
+			if c.GPUWarn == (Spec{}) {
+				return "off"
+			}
+			return c.GPUWarn.String()
+		},
+	}
 	settings = []setting{limitSetting, warnSetting, pauseSetting, actionSetting, maxRestartsSetting, restartWindowSetting,
-		hostProcSetting}
+		hostProcSetting, gpuWarnSetting}
 )
+
+// parseGPUWarn reads a share or size, or "off" (the zero Spec).
+func parseGPUWarn(s string) (Spec, error) {
+	if strings.TrimSpace(s) == "off" {
+		return Spec{}, nil
+	}
+	spec, err := ParseSpec(s)
+	if err != nil {
+		return Spec{}, fmt.Errorf("%w, or off", err)
+	}
+	return spec, nil
+}
 
 // parseCount reads a whole number, 0 or more.
 func parseCount(s string) (int, error) {

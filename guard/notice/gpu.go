@@ -77,3 +77,16 @@ func GPUOutOfMemory(f GPUFacts) string {
 	l = append(l, "  - Ask the GPU for less at once: a smaller batch size.")
 	return lines(l...)
 }
+
+// GPUWarning is posted when the kernel's processes come to hold line or
+// more of a GPU's memory (JUPYTER_GUARD_GPU_WARN).
+func GPUWarning(g GPUHeld, line string) string {
+	return lines(
+		"jupyter-guard: GPU memory warning.",
+		fmt.Sprintf("  the kernel's processes hold %s of GPU %d (%s), %s of its %s (the warning line is %s, JUPYTER_GUARD_GPU_WARN);",
+			size(g.Kernel), g.Index, g.Name, percent(g.Kernel, g.Total), size(g.Total), line),
+		fmt.Sprintf("  %s of it is in use by all processes.", size(g.InUse)),
+		"When it is full, the next allocation fails with an out-of-memory error (the kernel survives it).",
+		"To make room, free what this notebook no longer needs on the GPU (del …; gc.collect()), or use a smaller batch.",
+	)
+}

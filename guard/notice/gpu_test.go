@@ -47,3 +47,18 @@ What to do:
 		}
 	}
 }
+
+func TestGPUWarning(t *testing.T) {
+	const gib = 1 << 30
+	got := GPUWarning(GPUHeld{Index: 1, Name: "A100", Kernel: 73 * gib, InUse: 75 * gib, Total: 80 * gib}, "90%")
+	want := `
+jupyter-guard: GPU memory warning.
+  the kernel's processes hold 73 GiB of GPU 1 (A100), 91% of its 80 GiB (the warning line is 90%, JUPYTER_GUARD_GPU_WARN);
+  75 GiB of it is in use by all processes.
+When it is full, the next allocation fails with an out-of-memory error (the kernel survives it).
+To make room, free what this notebook no longer needs on the GPU (del …; gc.collect()), or use a smaller batch.
+`
+	if got != want {
+		t.Errorf("got %s\nwant %s", got, want)
+	}
+}

@@ -1,0 +1,67 @@
+package gpu
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+)
+
+// preallocators are the frameworks that reserve most of a GPU's memory as
+// soon as they first use it, by the library each maps and the variable
+// that turns the reservation off.
+var preallocators = []struct {
+	name, library, off string
+}{
+	{"TensorFlow", "libtensorflow", "TF_FORCE_GPU_ALLOW_GROWTH=true"},
+	{"JAX", "/jaxlib/", "XLA_PYTHON_CLIENT_PREALLOCATE=false"},
+}
+
+// Preallocator names the framework in process pid (under procRoot, /proc)
+// that holds most of a GPU whatever it needs, "" if none: a process that
+// has mapped TensorFlow's or JAX's library, unless the environment it was
+// started with turns the reservation off. Such a process fills the GPU at
+// its first use, so a warning about its share would only be noise. What a
+// notebook sets with os.environ is not seen: set it in the kernelspec's env.
+func Preallocator(procRoot string, pid int) (string, error) {
+	dir := procRoot + "/" + strconv.Itoa(pid)
+	maps, err := os.Open(dir + "/maps")
+	if err != nil {
+		return "", fmt.Errorf("libraries of pid %d: %w", pid, err)
+	}
+	defer maps.Close()
+	found := -1
+	for sc := bufio.NewScanner(maps); found < 0 && sc.Scan(); {
+		for i, p := range preallocators {
+			if bytes.Contains(sc.Bytes(), []byte(p.library)) {
+				found = i
+			}
+		}
+	}
+	if found < 0 {
+		return "", nil
+	}
+	env, err := os.ReadFile(dir + "/environ")
+	if err != nil {
+		return "", fmt.Errorf("environment of pid %d: %w", pid, err)
+	}
+	p := preallocators[found]
+	for v := range bytes.SplitSeq(env, []byte{0}) {
+		if string(v) == p.off {
+			return "", nil
+		}
+	}
+	return p.name, nil
+}
+
+// Over is the first GPU on which the kernel holds line or more of the
+// device's memory, line being share (a config.Spec's Of) of its total.
+func Over(u Usage, line func(total uint64) uint64) (GPU, bool) {
+	for _, g := range u.GPUs {
+		if g.Used > 0 && g.Used >= line(g.MemTotal) {
+			return g, true
+		}
+	}
+	return GPU{}, false
+}
