@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from conftest import KERNEL_ENVS, REPO, Kernel
-from support import collect, read_until_stream, wait_until
+from support import cmdline, collect, read_until_stream, wait_until
 from test_guardctl import Guardctl, table
 
 GiB = 1 << 30
@@ -222,3 +222,32 @@ def test_no_warning_for_a_framework_that_preallocates(two_kernels, gpu_state, tm
         write_gpus(gpu_state, state["gpus"])
     r = collect(first.kc, msg_id)
     assert r.status == "ok" and "GPU memory warning" not in r.stderr, r.stderr
+
+
+def test_a_container_given_the_hosts_proc(kernels, kernelspecs, jupyter_dirs, mock_guardctl, gpu_state, guardctl, tmp_path):
+    """The same container with the host's /proc mounted inside and named by
+    JUPYTER_GUARD_HOST_PROC: the NSpid lines there map the driver's host
+    pids to the container's, and status shows what the kernel holds."""
+    host_proc = tmp_path / "host-proc"
+    host_proc.mkdir()
+    # In new pid and mount namespaces: the host's /proc kept at host_proc,
+    # a /proc of the container's own mounted over /proc.
+    boxed = ["unshare", "--pid", "--fork", "--mount", "sh", "-c",
+             f"mount --bind /proc {host_proc} && mount -t proc proc /proc && exec \"$@\"", "sh"]
+    if subprocess.run([*boxed, "true"], capture_output=True).returncode != 0:
+        pytest.skip("cannot make pid and mount namespaces here")
+    gctl = Guardctl(guardctl)
+    k = kernels.start(mock_spec(kernelspecs, jupyter_dirs, mock_guardctl, gpu_state, "gpu-hostproc", "boxed.ipynb",
+                                wrap=boxed, env={"JUPYTER_GUARD_HOST_PROC": str(host_proc)}))
+    inside = k.pid().pid  # the kernel's own pid, in the container
+    # The wrappers' and the proxy's argv name ipykernel_launcher too.
+    host_pid = next(p for p in k.processes() if cmdline(p)[1:3] == ["-m", "ipykernel_launcher"])
+    assert inside != host_pid, "the kernel is not in a pid namespace of its own"
+    state = json.loads(gpu_state.read_text()) if gpu_state.exists() else {"gpus": []}
+    write_gpus(gpu_state, [*state["gpus"], {"index": 2, "processes": [{"pid": host_pid, "used_bytes": 4 * GiB}]}])
+    try:
+        st = measured(k, gctl, lambda st: held(st) == {2: 4 * GiB})
+    finally:
+        write_gpus(gpu_state, state["gpus"])
+    assert "gpu_unknown" not in st, st
+    assert next(g for g in st["gpu"] if g["index"] == 2)["pids"] == [host_pid], st
