@@ -55,8 +55,8 @@ func Preallocator(procRoot string, pid int) (string, error) {
 	return p.name, nil
 }
 
-// Over is the first GPU on which the kernel holds line or more of the
-// device's memory, line being share (a config.Spec's Of) of its total.
+// Over is the first GPU on which the kernel holds line(its total memory) or
+// more: a config.Spec's Of turns a share or a size into that line.
 func Over(u Usage, line func(total uint64) uint64) (GPU, bool) {
 	for _, g := range u.GPUs {
 		if g.Used > 0 && g.Used >= line(g.MemTotal) {

@@ -44,7 +44,8 @@ type Sample struct {
 	Host uint64
 	// GPU is the memory the tree holds on GPUs, if a meter is set. It is
 	// measured with each scan of the tree and repeated in between: it is
-	// recorded, not guarded, and NVML calls are slow.
+	// recorded and warned about (Options.GPU may post a warning), never
+	// paused for, and NVML calls are slow.
 	GPU uint64
 	// NextRung is the lowest usage threshold in place above Cgroup.Bytes
 	// (cgroup v1, see Sampler.Arm): the kernel wakes the sampler when the
