@@ -14,9 +14,9 @@ import (
 	"github.com/jupyter-guard/jupyter-guard/guard/notice"
 )
 
-// gpuNotes are the notes under cells that ran out of GPU memory, one per
-// cell, written off the forwarding path: they read NVML and ask the other
-// proxies who they are.
+// gpuNotes are the notes under cells that ran out of GPU memory or whose
+// GPU software would not start, one per cell, written off the forwarding
+// path: they read NVML and ask the other proxies who they are.
 type gpuNotes struct {
 	mu      sync.Mutex
 	pending map[string]chan struct{} // by the cell's msg_id; closed when posted
@@ -37,16 +37,23 @@ func errorText(content []byte) string {
 	return e.Ename + ": " + e.Evalue
 }
 
-// checkGPUError starts the GPU note for the cell whose request header is
-// parent (msg_id id) if text is a framework's GPU out-of-memory error. It
-// returns at once.
+// checkGPUError starts the note for the cell whose request header is
+// parent (msg_id id) if text is a framework's GPU out-of-memory error, or
+// its report that the GPU software could not start. It returns at once; the
+// note is written off the forwarding path, after the error it explains.
 func (s *Supervisor) checkGPUError(id string, parent []byte, text string) {
-	oom, ok := gpuerr.Find(text)
-	if !ok {
+	var write func() (string, bool)
+	if oom, ok := gpuerr.Find(text); ok {
+		if _, metered := s.guard.GPU(); !metered {
+			return // no GPU to say anything about
+		}
+		write = func() (string, bool) { return s.gpuNote(oom) }
+	} else if setup, ok := gpuerr.FindSetup([]string{text}); ok {
+		write = func() (string, bool) {
+			return notice.GPUSetup(setup.Kind, setup.Line, s.guard.GPUDriver().String(), setup.Fix()), true
+		}
+	} else {
 		return
-	}
-	if _, metered := s.guard.GPU(); !metered {
-		return // no GPU to say anything about
 	}
 	n := &s.notes
 	n.mu.Lock()
@@ -62,7 +69,7 @@ func (s *Supervisor) checkGPUError(id string, parent []byte, text string) {
 	n.mu.Unlock()
 	go func() {
 		defer close(done)
-		if text, ok := s.gpuNote(oom); ok {
+		if text, ok := write(); ok {
 			if err := s.proxy.Stream(parent, "stderr", text); err != nil {
 				s.cfg.Log.Printf("post the GPU note: %v", err)
 			}

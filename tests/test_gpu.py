@@ -251,3 +251,18 @@ def test_a_container_given_the_hosts_proc(kernels, kernelspecs, jupyter_dirs, mo
         write_gpus(gpu_state, state["gpus"])
     assert "gpu_unknown" not in st, st
     assert next(g for g in st["gpu"] if g["index"] == 2)["pids"] == [host_pid], st
+
+
+def test_note_under_a_cell_whose_cuda_would_not_start(two_kernels):
+    """PyTorch built for a newer CUDA than the driver's raises a RuntimeError
+    and the kernel lives on: the note names the mismatch and the driver
+    NVML reports (the dgxa100 mock's)."""
+    _, second = two_kernels
+    text = json.loads((REPO / "guard" / "gpuerr" / "testdata" / "setup.json").read_text())[2]["lines"][0]
+    ename, evalue = text.split(": ", 1)
+    r = second.run(f"raise {ename}({evalue!r})")
+    assert r.status == "error" and r.error["ename"] == "RuntimeError", r.reply
+    print(f"--- the note under a cell whose CUDA would not start:\n{r.stderr}")
+    assert "jupyter-guard: this is a driver/library version mismatch, not an error in the notebook's code." in r.stderr
+    assert "the error: NVIDIA driver on your system is too old (found version 11040)" in r.stderr, r.stderr
+    assert "NVML reports NVIDIA driver 550.54.15 (CUDA 12.4)." in r.stderr, r.stderr

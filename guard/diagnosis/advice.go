@@ -5,7 +5,6 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/jupyter-guard/jupyter-guard/guard/gpuerr"
 	"github.com/jupyter-guard/jupyter-guard/guard/units"
 )
 
@@ -112,23 +111,7 @@ func (d *Diagnosis) setupAdvice() []string {
 	if drv := d.Evidence.GPUDriver; drv != "" {
 		p[0] += " NVML reports " + drv + ", against the versions in the error above."
 	}
-	switch d.Setup.Kind {
-	case gpuerr.DriverMismatch:
-		p = append(p, "The framework or its cuDNN was built for another CUDA than this machine has. "+
-			"Install the framework's build for the driver's CUDA (or older), or the cuDNN it was built "+
-			"with; or have the driver updated. Right after a driver update NVML itself reports a "+
-			"mismatch until the machine restarts.")
-	case gpuerr.CuDNNInit:
-		p = append(p, "cuDNN most often fails to start for want of GPU memory: another process "+
-			"holds it (guardctl status shows what each guarded kernel holds; TensorFlow takes a "+
-			"whole GPU unless TF_FORCE_GPU_ALLOW_GROWTH=true). Otherwise the installed cuDNN does "+
-			"not match the framework's build.")
-	case gpuerr.CUDAInit:
-		p = append(p, "CUDA could not reach a GPU: check that nvidia-smi works, that "+
-			"CUDA_VISIBLE_DEVICES names a GPU, and that a container was started with the GPUs "+
-			"(docker run --gpus all).")
-	}
-	return p
+	return append(p, d.Setup.Fix())
 }
 
 // abortExplanation says what printed the reason for abort(), if anything did.

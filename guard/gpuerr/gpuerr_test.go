@@ -73,3 +73,11 @@ func TestFindSetup(t *testing.T) {
 		}
 	}
 }
+
+func TestEverySetupHasAFix(t *testing.T) {
+	for _, kind := range []string{DriverMismatch, CuDNNInit, CUDAInit} {
+		if (Setup{Kind: kind}).Fix() == "" {
+			t.Errorf("no fix for a %s", kind)
+		}
+	}
+}

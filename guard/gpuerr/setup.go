@@ -20,23 +20,43 @@ type Setup struct {
 	Line string
 }
 
+// Fix says what fixes a failure of this kind, for the diagnosis of a death
+// and the note under a cell.
+func (s Setup) Fix() string {
+	for _, k := range setups {
+		if k.kind == s.Kind {
+			return k.fix
+		}
+	}
+	return ""
+}
+
 // setups are in the order FindSetup prefers them: a mismatch is the cause
 // of the initialisation failures printed after it.
 var setups = []struct {
 	kind    string
+	fix     string
 	phrases []string
 }{
-	{DriverMismatch, []string{
+	{DriverMismatch, "The framework or its cuDNN was built for another CUDA than this machine has. " +
+		"Install the framework's build for the driver's CUDA (or older), or the cuDNN it was built " +
+		"with; or have the driver updated. Right after a driver update NVML itself reports a " +
+		"mismatch until the machine restarts.", []string{
 		"CUDA driver version is insufficient for CUDA runtime version", // CUDA runtime
 		"Driver/library version mismatch",                              // NVML after a driver update
 		"NVIDIA driver on your system is too old",                      // PyTorch
 		"Loaded runtime CuDNN library",                                 // TensorFlow, XLA
 	}},
-	{CuDNNInit, []string{
+	{CuDNNInit, "cuDNN most often fails to start for want of GPU memory: another process " +
+		"holds it (guardctl status shows what each guarded kernel holds; TensorFlow takes a " +
+		"whole GPU unless TF_FORCE_GPU_ALLOW_GROWTH=true). Otherwise the installed cuDNN does " +
+		"not match the framework's build.", []string{
 		"CUDNN_STATUS_NOT_INITIALIZED", "Could not create cudnn handle", "cuDNN failed to initialize",
 		"Could not load library libcudnn", "DNN library initialization failed",
 	}},
-	{CUDAInit, []string{"CUDA_ERROR_NOT_INITIALIZED", "CUDA_ERROR_NO_DEVICE", "failed call to cuInit", "CUDA driver initialization failed"}},
+	{CUDAInit, "CUDA could not reach a GPU: check that nvidia-smi works, that " +
+		"CUDA_VISIBLE_DEVICES names a GPU, and that a container was started with the GPUs " +
+		"(docker run --gpus all).", []string{"CUDA_ERROR_NOT_INITIALIZED", "CUDA_ERROR_NO_DEVICE", "failed call to cuInit", "CUDA driver initialization failed"}},
 }
 
 // FindSetup finds the line of output that names a setup failure, preferring

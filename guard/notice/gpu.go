@@ -90,3 +90,17 @@ func GPUWarning(g GPUHeld, line string) string {
 		"To make room, free what this notebook no longer needs on the GPU (del …; gc.collect()), or use a smaller batch.",
 	)
 }
+
+// GPUSetup is posted under a cell that ended with a framework's report that
+// the GPU software could not start (gpuerr.Setup): what it is, against the
+// driver NVML reports ("" if unknown), and what fixes it.
+func GPUSetup(kind, said, driver, fix string) string {
+	l := []string{
+		"jupyter-guard: this is a " + kind + ", not an error in the notebook's code.",
+		"  the error: " + said,
+	}
+	if driver != "" {
+		l = append(l, "  NVML reports "+driver+".")
+	}
+	return lines(append(l, "What to do: "+fix)...)
+}

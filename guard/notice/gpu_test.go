@@ -62,3 +62,24 @@ To make room, free what this notebook no longer needs on the GPU (del …; gc.co
 		t.Errorf("got %s\nwant %s", got, want)
 	}
 }
+
+func TestGPUSetup(t *testing.T) {
+	got := GPUSetup("driver/library version mismatch", "NVIDIA driver on your system is too old (found version 11040)",
+		"NVIDIA driver 470.86 (CUDA 11.4)", "Install the framework's build for the driver's CUDA.")
+	want := `
+jupyter-guard: this is a driver/library version mismatch, not an error in the notebook's code.
+  the error: NVIDIA driver on your system is too old (found version 11040)
+  NVML reports NVIDIA driver 470.86 (CUDA 11.4).
+What to do: Install the framework's build for the driver's CUDA.
+`
+	if got != want {
+		t.Errorf("got %s\nwant %s", got, want)
+	}
+	if got := GPUSetup("CUDA initialisation failure", "CUDA_ERROR_NO_DEVICE", "", "Check nvidia-smi."); got != `
+jupyter-guard: this is a CUDA initialisation failure, not an error in the notebook's code.
+  the error: CUDA_ERROR_NO_DEVICE
+What to do: Check nvidia-smi.
+` {
+		t.Errorf("without NVML's versions: %s", got)
+	}
+}
