@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jupyter-guard/jupyter-guard/internal/testenv"
+
 	"github.com/google/uuid"
 )
 
@@ -25,7 +27,7 @@ func newTestMemcg(t *testing.T, limit uint64) *testMemcg {
 	parent := ownMemcgPath(t)
 	dir := filepath.Join("/sys/fs/cgroup/memory", parent, "jupyter-guard-diagnosis-test-"+uuid.NewString())
 	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Skipf("cannot create a memory cgroup: %v", err)
+		testenv.Missing(t, "cannot create a memory cgroup: %v", err)
 	}
 	cg := &testMemcg{dir: dir}
 	t.Cleanup(func() {
@@ -46,7 +48,7 @@ func ownMemcgPath(t *testing.T) string {
 	t.Helper()
 	f, err := os.Open("/proc/self/cgroup")
 	if err != nil {
-		t.Skipf("no cgroups: %v", err)
+		testenv.Missing(t, "no cgroups: %v", err)
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
@@ -57,7 +59,7 @@ func ownMemcgPath(t *testing.T) string {
 			return parts[2]
 		}
 	}
-	t.Skip("no cgroup v1 memory controller")
+	testenv.Missing(t, "no cgroup v1 memory controller")
 	return ""
 }
 
