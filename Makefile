@@ -26,6 +26,8 @@ CHROMIUM := /usr/bin/chromium
 # Written once npm ci has installed e2e/package-lock.json.
 E2E_DEPS := e2e/node_modules/.installed
 
+# The guardctl the e2e stories run; make test gives them the -cover build.
+E2E_BIN = $(CURDIR)/bin/guardctl
 # The e2e stories, one file at a time (each story starts its own Jupyter
 # server and browser): the spec reporter's lines on screen and in
 # bin/e2e-test.log, TAP in bin/e2e.tap. Without Chromium it says so there.
@@ -34,7 +36,7 @@ E2E_STEP = echo "== e2e stories (headless Chromium)"; \
 		echo "e2e: $(CHROMIUM) is missing: apt-get install chromium chromium-driver (bash .ci/run does)" | tee bin/e2e-test.log >&2; \
 		false; \
 	else \
-		(cd e2e && JUPYTER_GUARD_BIN=$(CURDIR)/bin/guardctl node --test --test-concurrency=1 \
+		(cd e2e && JUPYTER_GUARD_BIN=$(E2E_BIN) node --test --test-concurrency=1 \
 			--test-reporter=spec --test-reporter-destination=stdout \
 			--test-reporter=tap --test-reporter-destination=$(CURDIR)/bin/e2e.tap \
 			$(E2E_ARGS) *.test.mjs) 2>&1 | tee bin/e2e-test.log; \
@@ -73,23 +75,44 @@ export E2E_SCREENSHOTS
 screenshots:
 	$(MAKE) e2e E2E_SCREENSHOTS=docs/screenshots
 
+# Coverage of the Go packages: the Go tests' own (bin/cover/unit) and what
+# the pytest suite and the e2e stories exercise through a guardctl built
+# with -cover (bin/cover/binary), merged by go tool covdata.
+COVER := $(CURDIR)/bin/cover
+COVER_BIN := $(CURDIR)/bin/guardctl-cover
+# The packages whose combined coverage the summary shows: the proxy and the
+# supervisor are driven almost only through the binary.
+COVER_KEY := github.com/jupyter-guard/jupyter-guard/proxy,github.com/jupyter-guard/jupyter-guard/supervisor
+
 # Every step runs even when an earlier one fails, so one run shows all the
-# failures; the exit status is non-zero if any step failed. go test's
-# per-package lines, the e2e stories' lines and counts, and pytest's closing
-# line are printed again at the end, pytest's last, so none scrolls out of
-# sight.
+# failures; the exit status is non-zero if any step failed. JUPYTER_GUARD_
+# TEST_STRICT turns a test's skip for something this target provides (the
+# venvs, g++, the memory cgroup) into a failure. go test's per-package
+# lines, every skipped test with its reason, the coverage, the e2e stories'
+# lines and counts, and pytest's closing line are printed again at the end,
+# pytest's last, so none scrolls out of sight.
+test: E2E_BIN = $(COVER_BIN)
 test: build build-nvmlmock venvs e2e-deps
-	@status=0; mkdir -p bin; \
+	@status=0; mkdir -p bin; set -o pipefail; \
+	rm -rf $(COVER); mkdir -p $(COVER)/unit $(COVER)/binary; \
+	$(GO) build -cover -coverpkg=./... -o $(COVER_BIN) ./cmd/guardctl || status=1; \
+	export JUPYTER_GUARD_TEST_STRICT=1; \
 	echo "== go vet ./..."; \
 	$(GO) vet ./... || status=1; \
 	echo "== go test ./..."; \
-	set -o pipefail; \
-	JUPYTER_GUARD_TEST_PYTHON=$(VENV)/bin/python $(GO) test $(GO_TEST_FLAGS) ./... 2>&1 | tee bin/go-test.log || status=1; \
+	JUPYTER_GUARD_TEST_PYTHON=$(VENV)/bin/python $(GO) test -json -cover $(GO_TEST_FLAGS) ./... -args -test.gocoverdir=$(COVER)/unit 2>&1 \
+		| $(VENV)/bin/python scripts/go-test-report bin/go-test.log || status=1; \
 	echo "== pytest tests"; \
-	JUPYTER_GUARD_BIN=$(CURDIR)/bin/guardctl $(VENV)/bin/python -m pytest tests $(PYTEST_ARGS) 2>&1 | tee bin/pytest.log || status=1; \
-	$(E2E_STEP) || status=1; \
+	GOCOVERDIR=$(COVER)/binary JUPYTER_GUARD_BIN=$(COVER_BIN) $(VENV)/bin/python -m pytest tests -rsx $(PYTEST_ARGS) 2>&1 | tee bin/pytest.log || status=1; \
+	export GOCOVERDIR=$(COVER)/binary; $(E2E_STEP) || status=1; unset GOCOVERDIR; \
 	echo; echo "== summary: go test"; \
-	grep -E '^(ok|FAIL|--- FAIL|panic:|signal: |# )' bin/go-test.log || true; \
+	grep -E '^(ok|FAIL|--- FAIL|panic:|signal: |# |SKIP |== go test)' bin/go-test.log || true; \
+	echo "== summary: skipped in pytest"; \
+	grep -E '^SKIPPED ' bin/pytest.log || echo "none"; \
+	echo "== summary: coverage (Go tests + the binary under pytest and e2e)"; \
+	$(GO) tool covdata percent -i=$(COVER)/unit,$(COVER)/binary -pkg=$(COVER_KEY) || status=1; \
+	$(GO) tool covdata percent -i=$(COVER)/unit,$(COVER)/binary > $(COVER)/percent.txt || status=1; \
+	echo "  (every package: bin/cover/percent.txt)"; \
 	echo "== summary: e2e"; \
 	$(E2E_SUMMARY); \
 	echo "== summary: pytest"; \

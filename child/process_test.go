@@ -40,26 +40,30 @@ func TestStopLeavesNothingBehind(t *testing.T) {
 		t.Fatal(err)
 	}
 	var grandchild int
-	for i := 0; i < 100 && grandchild == 0; i++ {
-		time.Sleep(20 * time.Millisecond)
+	eventually(t, func() bool {
 		lines := strings.Fields(errs.String())
 		if len(lines) == 2 {
 			grandchild, _ = strconv.Atoi(lines[1])
 		}
-	}
-	if grandchild == 0 {
-		t.Fatalf("grandchild never started; stderr %q", errs.String())
-	}
+		return grandchild != 0
+	}, "the grandchild to start; stderr %q", &errs)
 	p.Stop(200 * time.Millisecond)
 	p.DrainOutput(time.Second)
 	if out.String() != "out\n" {
 		t.Fatalf("stdout %q", out.String())
 	}
-	for i := 0; i < 50 && alive(grandchild); i++ {
-		time.Sleep(20 * time.Millisecond) // reaped by init, not by us
-	}
-	if alive(grandchild) {
-		t.Fatalf("grandchild %d survived Stop", grandchild)
+	// Killed, it is reaped by init, not by us: its end may come a little later.
+	eventually(t, func() bool { return !alive(grandchild) }, "grandchild %d to go after Stop", grandchild)
+}
+
+// eventually waits until cond holds. Its limit only keeps a broken test
+// from hanging: a loaded machine may take long, never this long.
+func eventually(t *testing.T, cond func() bool, what string, args ...any) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited 30 s for "+what, args...)
+		}
 	}
 }
 

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/jupyter-guard/jupyter-guard/internal/testenv"
 )
 
 // kernel is a stand-in proxy: the test is about the socket and its API.
@@ -98,7 +100,7 @@ func TestRefusesOtherOwnersAndLooseModes(t *testing.T) {
 	// Debian's python: the user's pyenv shims are not readable by nobody.
 	py := "/usr/bin/python3"
 	if _, err := os.Stat(py); err != nil {
-		t.Skip("no /usr/bin/python3 to act as another uid")
+		testenv.Missing(t, "no /usr/bin/python3 (Debian's python3) to act as another uid")
 	}
 	cmd := exec.Command(py, "-c", `import socket,sys
 s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])

@@ -166,7 +166,6 @@ func (g *Guard) Attach(kernelPid int) {
 	g.mu.Unlock()
 	g.smp.Attach(kernelPid, grp)
 	g.arm(b)
-	g.smp.Kick() // the memory the first cell starts from
 }
 
 // arm asks for pushed wake-ups from the warning line to the limit when the
@@ -190,10 +189,11 @@ func (g *Guard) Detach() {
 	g.mu.Unlock()
 }
 
-// Ready takes a measurement of a kernel that has finished starting, so its
-// first cell starts from there rather than from the bare process the
-// kernel was when it attached.
-func (g *Guard) Ready() { g.smp.Kick() }
+// Ready measures a kernel that has finished starting and waits until the
+// measurement is in (at most settle), so the first cell starts from there:
+// a cell queued across a restart would otherwise be charged with the
+// kernel's own start-up. Call it before requests reach the new kernel.
+func (g *Guard) Ready() { g.smp.Sync(settle) }
 
 // Memory is the kernel's latest measurement, for guardctl status between
 // cells; ok is false before the first.

@@ -8,6 +8,7 @@ import (
 
 func TestFindFirstDirWins(t *testing.T) {
 	cleanEnv(t)
+	ownSystemDirs(t)
 	root := t.TempDir()
 	t.Setenv("JUPYTER_PATH", filepath.Join(root, "a")+":"+filepath.Join(root, "b"))
 	t.Setenv("JUPYTER_DATA_DIR", filepath.Join(root, "data"))
@@ -48,6 +49,7 @@ func TestFindFirstDirWins(t *testing.T) {
 
 func TestNativeKernelFillsInOnlyWithoutPython3(t *testing.T) {
 	cleanEnv(t)
+	ownSystemDirs(t)
 	data := t.TempDir()
 	t.Setenv("JUPYTER_DATA_DIR", data)
 	native := &KernelSpec{Name: "python3", Dir: "/opt/ipykernel/resources", Argv: []string{"/opt/py", "-m", "ipykernel_launcher"}}

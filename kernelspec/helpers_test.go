@@ -18,6 +18,7 @@ var jupyterVars = []string{
 
 // cleanEnv gives the test a fresh HOME and unsets jupyterVars (an empty
 // JUPYTER_PLATFORM_DIRS would count as set), restoring them afterwards.
+// The system directories stay the machine's: see ownSystemDirs.
 func cleanEnv(t *testing.T) (home string) {
 	t.Helper()
 	home = t.TempDir()
@@ -27,6 +28,17 @@ func cleanEnv(t *testing.T) (home string) {
 		os.Unsetenv(v)
 	}
 	return home
+}
+
+// ownSystemDirs points SystemDirs at an empty directory of the test's, so
+// that kernelspecs the machine has installed system-wide are not found.
+func ownSystemDirs(t *testing.T) (system string) {
+	t.Helper()
+	system = t.TempDir()
+	saved := SystemDirs
+	SystemDirs = []string{system}
+	t.Cleanup(func() { SystemDirs = saved })
+	return system
 }
 
 // placeSpec copies the fixture testdata/kernelspecs/<fixture> to dir.

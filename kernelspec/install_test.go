@@ -138,6 +138,7 @@ func TestUninstallRemovesOnlyGuardedSpecs(t *testing.T) {
 
 func TestGuardedSpecsAreListedNotRewrapped(t *testing.T) {
 	cleanEnv(t)
+	ownSystemDirs(t)
 	data := t.TempDir()
 	t.Setenv("JUPYTER_DATA_DIR", data)
 	placeSpec(t, "ir", filepath.Join(data, "kernels", "ir"))

@@ -123,7 +123,14 @@ func KernelDirs(py Python) ([]string, error) {
 	return dirs, nil
 }
 
-// systemDirs are the machine-wide Jupyter directories.
+// SystemDirs are jupyter_core's machine-wide directories on Linux. A
+// variable so that tests can give discovery a tree of their own instead of
+// whatever the machine has installed (Debian's r-cran-irkernel puts a spec
+// in /usr/share/jupyter).
+var SystemDirs = []string{"/usr/local/share/jupyter", "/usr/share/jupyter"}
+
+// systemDirs are the machine-wide Jupyter directories: with
+// JUPYTER_PLATFORM_DIRS, the absolute XDG_DATA_DIRS entries if any.
 func systemDirs() []string {
 	if usePlatformDirs() {
 		var dirs []string
@@ -136,7 +143,7 @@ func systemDirs() []string {
 			return dirs
 		}
 	}
-	return []string{"/usr/local/share/jupyter", "/usr/share/jupyter"}
+	return SystemDirs
 }
 
 // preferEnv says whether the environment's directory outranks the user's,

@@ -85,8 +85,10 @@ func (p *Proxy) Close() {
 // Attach connects to a child kernel described by ci and starts forwarding
 // to and from it. It returns once the kernel answers on shell and its
 // iopub messages flow, so no frontend request or output is lost to a slow
-// start; it gives up when ctx ends.
-func (p *Proxy) Attach(ctx context.Context, ci kernelspec.ConnectionInfo) error {
+// start; it gives up when ctx ends. ready runs once the kernel has
+// answered and before any waiting request is let through to it, so what
+// it measures is the started kernel, not yet the first cell.
+func (p *Proxy) Attach(ctx context.Context, ci kernelspec.ConnectionInfo, ready func()) error {
 	iopubSeen := make(chan struct{})
 	var seen sync.Once
 	k, err := dialKernel(ctx, ci, uuid.NewString(), func(ch Channel, frames [][]byte) {
@@ -102,6 +104,7 @@ func (p *Proxy) Attach(ctx context.Context, ci kernelspec.ConnectionInfo) error 
 		k.close()
 		return err
 	}
+	ready()
 	p.mu.Lock()
 	p.kernel = k
 	close(p.attached)

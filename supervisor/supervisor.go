@@ -151,7 +151,7 @@ func (s *Supervisor) serve(proc *child.Process, ci kernelspec.ConnectionInfo, w 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	attached := make(chan error, 1)
-	go func() { attached <- s.proxy.Attach(ctx, ci) }()
+	go func() { attached <- s.proxy.Attach(ctx, ci, s.guard.Ready) }()
 
 	var deadline <-chan time.Time
 	var sd *shutdownRequest
@@ -166,7 +166,6 @@ func (s *Supervisor) serve(proc *child.Process, ci kernelspec.ConnectionInfo, w 
 				continue
 			}
 			w.ready(proc.Pid, s.cfg.Log.Printf)
-			s.guard.Ready()
 			s.mu.Lock()
 			s.ready = true
 			waiters := s.infoWaiters

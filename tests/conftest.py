@@ -120,26 +120,8 @@ def write_spec(kernels_dir: Path, name: str, spec: dict) -> Path:
     return d
 
 
-def install_available(guardctl: Path) -> bool:
-    r = subprocess.run([str(guardctl), "install", "--help"], capture_output=True)
-    return r.returncode == 0
-
-
-def wrap_by_hand(guardctl: Path, plain_dir: Path, out_dir: Path) -> None:
-    """Writes the guarded spec exactly as `guardctl install` shapes it, for
-    a checkout where the install command has not landed yet."""
-    plain = json.loads((plain_dir / "kernel.json").read_text())
-    guarded = dict(plain)
-    guarded["argv"] = [str(guardctl), "kernel", "-f", "{connection_file}",
-                       "--interrupt-mode", plain.get("interrupt_mode", "signal"),
-                       "--resource-dir", str(plain_dir), "--", *plain["argv"]]
-    guarded["display_name"] = plain["display_name"] + " (guarded)"
-    guarded["metadata"] = {**plain.get("metadata", {}), "jupyter_guard": {"wraps": plain_dir.name}}
-    write_spec(out_dir, plain_dir.name + "-guarded", guarded)
-
-
 @pytest.fixture(scope="session")
-def kernelspecs(jupyter_dirs, guardctl, request) -> dict[str, Path]:
+def kernelspecs(jupyter_dirs, guardctl) -> dict[str, Path]:
     """Installs, for each kernel environment, the plain spec users have
     (`<venv>/bin/python -m ipykernel_launcher -f {connection_file}`) and its
     guarded wrapper; plus variants for the interrupt modes and a sleeper
@@ -160,17 +142,10 @@ def kernelspecs(jupyter_dirs, guardctl, request) -> dict[str, Path]:
         "display_name": "sleeper", "language": "python"})
     plain.append("sleeper")
 
-    if install_available(guardctl):
-        how = "guardctl install --user"
-        args = [str(guardctl), "install", "--user", "--python", str(KERNEL_ENVS[0].python)]
-        for name in plain:
-            args += ["--kernel", name]
-        subprocess.run(args, check=True, capture_output=True, text=True)
-    else:
-        how = "by hand (guardctl install is not available)"
-        for name in plain:
-            wrap_by_hand(guardctl, plain_dir / name, user_dir)
-    request.config.stash[WRAP_KEY] = how
+    args = [str(guardctl), "install", "--user", "--python", str(KERNEL_ENVS[0].python)]
+    for name in plain:
+        args += ["--kernel", name]
+    subprocess.run(args, check=True, capture_output=True, text=True)
 
     # The frontend asks by message, the wrapped ipykernel takes signals: the
     # proxy must turn interrupt_request into SIGINT. No installer writes this
@@ -188,14 +163,6 @@ def kernelspecs(jupyter_dirs, guardctl, request) -> dict[str, Path]:
         guarded = json.loads((specs[name + "-guarded"] / "kernel.json").read_text())
         assert guarded["argv"][0] == str(guardctl), guarded["argv"]
     return specs
-
-
-WRAP_KEY = pytest.StashKey[str]()
-
-
-def pytest_terminal_summary(terminalreporter, config):
-    if WRAP_KEY in config.stash:
-        terminalreporter.write_line(f"guarded kernelspecs written {config.stash[WRAP_KEY]}")
 
 
 # ------------------------------------------------------------------ kernels

@@ -47,7 +47,14 @@ WORKER = ("import multiprocessing as mp, time\n"
           "worker = mp.get_context('fork').Process(target=grow, daemon=True)\n"
           "worker.start()\n"
           "worker.join()\n")
-RELEASE = "del blocks\n"
+# Says how many references to the list there are besides the namespace's,
+# so a check that finds the memory still in use can tell "still referenced"
+# from "not yet returned".
+RELEASE = "import sys\nprint('other references:', sys.getrefcount(blocks) - 2)\ndel blocks\n"
+# After an interrupt, what is left of the interrupted block (the frame of
+# np.ones that KeyboardInterrupt left in a traceback) can sit in reference
+# cycles until Python's collector runs; a user's memory comes back then.
+COLLECT = "import gc\ngc.collect()\n"
 # The interrupt reaches the worker too (the whole process group gets SIGINT)
 # and it may be gone already, reaped by the join the interrupt broke off
 # without multiprocessing learning of it: the test looks at /proc instead.
@@ -101,7 +108,8 @@ class Driver:
     def run(self, code: str) -> dict:
         r = execute(self.kc, code)
         err = r.error
-        return {"status": r.status, "stdout": r.stdout, "stderr": r.stderr, "ename": err and err["ename"]}
+        return {"status": r.status, "stdout": r.stdout, "stderr": r.stderr, "ename": err and err["ename"],
+                "evalue": err and err["evalue"]}
 
     def grow(self, code: str, interrupt_on_pause: bool) -> dict:
         """Runs a growing cell to its end and says what happened in it."""
@@ -173,6 +181,8 @@ def main(cfg: dict) -> dict:
             rep["kept"] = d.run("print(kept)")
             rep["release"] = d.run(release)
             rep["usage_released"] = d.cg.usage()
+            rep["collect"] = d.run(COLLECT)
+            rep["usage_collected"] = d.cg.usage()
             rep["tree_released"] = tree(d.proxy)
             out["reps"].append(rep)
     finally:

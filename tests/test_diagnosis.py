@@ -25,7 +25,8 @@ import pytest
 from nbclient import NotebookClient
 
 from conftest import REPO, Kernel, Kernels, write_spec
-from support import EXEC_TIMEOUT, MemoryCgroup, Run, as_jupyter_starts_it, children_of, request, wait_until
+from support import (EXEC_TIMEOUT, MemoryCgroup, Run, as_jupyter_starts_it, children_of, collect_all,
+                     read_until_stream, request, wait_until)
 
 CRASH_NOTEBOOK = REPO / "testdata" / "notebooks" / "crash" / "crash.ipynb"
 MiB = 1 << 20
@@ -113,12 +114,20 @@ class Witness:
     k: Kernel
     deaths: list[Death] = field(default_factory=list)
 
-    def dies(self, code: str, what: str) -> tuple[Run, dict]:
+    def dies(self, code: str, what: str, gate: tuple[str, Path] | None = None) -> tuple[Run, dict]:
         """Runs a cell that kills the kernel. The cell ends with one error
         output, KernelDied, the same in the error reply; the next cell runs
-        on a fresh kernel and is not told about the death again."""
+        on a fresh kernel and is not told about the death again. With gate
+        (text, path), path is created once the cell's output shows text,
+        for a cell that dies only then."""
         pid = self.k.pid()
-        r = self.k.run(code)
+        if gate is None:
+            r = self.k.run(code)
+        else:
+            msg_id = self.k.kc.execute(code)
+            seen = read_until_stream(self.k.kc, msg_id, gate[0])
+            gate[1].touch()
+            r = collect_all(self.k.kc, {msg_id: seen})[msg_id]
         err = r.error
         assert err is not None, f"no error output for {code!r}: {r.iopub}\n--- log:\n{self.k.output()}"
         show(what, err)
@@ -223,16 +232,18 @@ def test_cuda_error(witness):
     check_cuda(err)
 
 
-def test_cuda_error_written_to_fd2(witness):
+def test_cuda_error_written_to_fd2(witness, tmp_path):
     """The same last words where libstdc++ really writes them before
     abort(): fd 2, which in an ipykernel is a pipe read by a thread of the
     process that is dying. The proxy keeps what that thread forwarded as a
     stream and what it left in the pipe; text the thread had read but not
     yet sent when the process died is lost with the process, so the cell
-    gives it a moment to be forwarded, as a library that logs before it
-    aborts usually does."""
-    code = f"import os, time\nos.write(2, {CUDA_LAST_WORDS.encode()!r})\ntime.sleep(0.5)\nos.abort()\n"
-    _, err = witness.dies(code, "CUDA error (written to fd 2)")
+    aborts only once its words have been forwarded (the frontend has them),
+    as a library that logs before it aborts usually gives them time to be."""
+    gate = tmp_path / "abort-now"
+    code = (f"import os, time\nos.write(2, {CUDA_LAST_WORDS.encode()!r})\n"
+            f"while not os.path.exists({str(gate)!r}):\n    time.sleep(0.01)\nos.abort()\n")
+    _, err = witness.dies(code, "CUDA error (written to fd 2)", gate=("most recent call first", gate))
     check_cuda(err)
 
 

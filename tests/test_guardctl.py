@@ -34,7 +34,7 @@ from jupyter_core.paths import jupyter_runtime_dir
 
 from conftest import KERNEL_ENVS, REPO, Kernel
 from support import (EXEC_TIMEOUT, START_TIMEOUT, Proc, as_jupyter_starts_it, children_of, collect, collect_all,
-                     read_until_stream, wait_until)
+                     missing, read_until_stream, wait_until)
 
 MiB = 1 << 20
 GiB = 1 << 30
@@ -529,7 +529,7 @@ def test_the_proxy_refuses_another_uid(pair, gctl):
         pytest.skip("connecting as another user needs root")
     python = "/usr/bin/python3"  # one another user can run: the venvs may sit in private directories
     if not os.access(python, os.X_OK):
-        pytest.skip(f"no {python} to connect as another user")
+        missing(f"no {python} (Debian's python3) to connect as another user")
     a = pair.k6
     sock = Path(os.environ["JUPYTER_RUNTIME_DIR"]) / f"guard-{a.kid}.sock"
     d = Path(tempfile.mkdtemp(prefix="guard-peer-"))

@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from conftest import KERNEL_ENVS, REPO, install_available, wrap_by_hand
+from conftest import KERNEL_ENVS, REPO
 
 
 def test_jupyter_lists_plain_and_guarded(kernelspecs):
@@ -23,16 +23,3 @@ def test_jupyter_lists_plain_and_guarded(kernelspecs):
         assert guarded["argv"][-len(plain["argv"]):] == plain["argv"]
         assert guarded["metadata"]["jupyter_guard"] == {"wraps": env.id}
         assert specs[env.id + "-msg-guarded"]["spec"]["interrupt_mode"] == "message"
-
-
-def test_install_writes_what_the_suite_would(kernelspecs, guardctl, tmp_path):
-    """The suite falls back to writing guarded specs by hand where `guardctl
-    install` is missing; both must agree, or the fallback tests something
-    users never run."""
-    if not install_available(guardctl):
-        pytest.skip("guardctl install is not available in this checkout")
-    for name in [KERNEL_ENVS[0].id, KERNEL_ENVS[0].id + "-msg"]:
-        wrap_by_hand(guardctl, kernelspecs[name], tmp_path)
-        by_hand = json.loads((tmp_path / (name + "-guarded") / "kernel.json").read_text())
-        installed = json.loads((kernelspecs[name + "-guarded"] / "kernel.json").read_text())
-        assert installed == by_hand

@@ -13,7 +13,6 @@ import json
 import os
 import queue
 import re
-import time
 
 import pytest
 import zmq
@@ -400,20 +399,30 @@ def test_two_clients_on_one_kernel(guarded):
         other.stop_channels()
 
 
-def test_stop_on_error_aborts_the_queued_cells(plain, guarded, tmp_path):
+# A failing cell that raises only once the kernel holds the two cells sent
+# after it. Awaiting lets the kernel's event loop take them in while this
+# cell runs; they then wait for the cell's turn, where ipykernel 6 keeps
+# them in msg_queue and ipykernel 7 in the waiters of its main shell lock.
+FAIL_WHEN_TWO_QUEUED = """import asyncio
+_k = get_ipython().kernel
+def _queued():
+    if hasattr(_k, "_main_asyncio_lock"):
+        return len(_k._main_asyncio_lock._waiters or ())
+    return _k.msg_queue.qsize()
+print('armed', flush=True)
+while _queued() < 2:
+    await asyncio.sleep(0.005)
+raise RuntimeError('first fails')
+"""
+
+
+def test_stop_on_error_aborts_the_queued_cells(plain, guarded):
     """A failing cell aborts the cells queued behind it, with the same
     replies through the proxy."""
     for k in (plain, guarded):
-        # The failing cell waits until the two others have been sent (and
-        # given time to arrive): only cells already queued are aborted.
-        gate = tmp_path / f"fail-now-{k.spec}"
-        first = k.kc.execute(f"import os, time\nprint('armed', flush=True)\n"
-                             f"while not os.path.exists({str(gate)!r}):\n    time.sleep(0.01)\n"
-                             "raise RuntimeError('first fails')")
+        first = k.kc.execute(FAIL_WHEN_TWO_QUEUED)
         seen = read_until_stream(k.kc, first, "armed")
         queued = [k.kc.execute(f"print('queued {i}')") for i in (1, 2)]
-        time.sleep(0.5)
-        gate.touch()
         runs = collect_all(k.kc, {first: seen, queued[0]: [], queued[1]: []})
         statuses = [runs[i].status for i in (first, *queued)]
         assert statuses == ["error", "aborted", "aborted"], [runs[i].reply["content"] for i in (first, *queued)]

@@ -11,9 +11,13 @@ import (
 )
 
 // kernelspecEnv gives the subcommands a Jupyter of their own: a data dir
-// holding the ir and python3 fixtures, and no Python on PATH to consult.
+// holding the ir and python3 fixtures, no system-wide kernelspecs of the
+// machine's, and no Python on PATH to consult.
 func kernelspecEnv(t *testing.T) (kernels string) {
 	t.Helper()
+	saved := kernelspec.SystemDirs
+	kernelspec.SystemDirs = []string{t.TempDir()}
+	t.Cleanup(func() { kernelspec.SystemDirs = saved })
 	t.Setenv("HOME", t.TempDir())
 	t.Setenv("PATH", t.TempDir())
 	for _, v := range []string{"JUPYTER_PATH", "VIRTUAL_ENV", "CONDA_PREFIX"} {

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/jupyter-guard/jupyter-guard/internal/testenv"
 )
 
 // runFixture is a place to run guardctl run: a directory holding a copy of
@@ -84,10 +86,7 @@ func buildGuardctl(t *testing.T, dir string) string {
 // TestRun runs notebooks with a real guardctl binary, built once, on real
 // ipykernels.
 func TestRun(t *testing.T) {
-	py := os.Getenv("JUPYTER_GUARD_TEST_PYTHON")
-	if py == "" {
-		t.Skip("JUPYTER_GUARD_TEST_PYTHON is unset; set it to the python of a venv with ipykernel and nbconvert to run notebooks")
-	}
+	py := testenv.Python(t, "ipykernel and nbconvert")
 	bin := buildGuardctl(t, t.TempDir())
 	for _, tc := range []struct {
 		name string

@@ -10,11 +10,10 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/jupyter-guard/jupyter-guard/internal/testenv"
+
 	"github.com/jupyter-guard/jupyter-guard/guard/cgroup/cgrouptest"
 )
-
-// python has numpy; tests that allocate skip without it.
-const python = "/tmp/probe/venv/bin/python"
 
 // allocator is a python inside a test group: once told to go, it allocates
 // and touches some MiB, says "ready" and waits for stdin to close.
@@ -26,10 +25,7 @@ type allocator struct {
 
 func allocate(t *testing.T, g *cgrouptest.Group, mib int) *allocator {
 	t.Helper()
-	if _, err := os.Stat(python); err != nil {
-		t.Skipf("no python with numpy: %v", err)
-	}
-	cmd := g.Command(python, "-c", fmt.Sprintf(`import numpy, sys
+	cmd := g.Command(testenv.Python(t, "numpy"), "-c", fmt.Sprintf(`import numpy, sys
 print('started', flush=True)
 sys.stdin.readline()
 a = numpy.ones(%d << 20, dtype=numpy.uint8)

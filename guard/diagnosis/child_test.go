@@ -5,23 +5,15 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/jupyter-guard/jupyter-guard/internal/testenv"
 )
 
 // testdata is shared with the other packages' test data at the module root.
 const testdata = "../../testdata/diagnosis"
 
 // testPython is the interpreter the crash tests run.
-func testPython(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("JUPYTER_GUARD_TEST_PYTHON"); p != "" {
-		return p
-	}
-	p, err := exec.LookPath("python3")
-	if err != nil {
-		t.Skip("no python: set JUPYTER_GUARD_TEST_PYTHON")
-	}
-	return p
-}
+func testPython(t *testing.T) string { return testenv.Python(t, "faulthandler") }
 
 // cellRun is a real child process run as the proxy runs a kernel: its
 // output teed through Tails, its death seen as a wait status.

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/jupyter-guard/jupyter-guard/internal/testenv"
 )
 
 // diagnoseCell runs a cell in a real python and diagnoses its death.
@@ -120,7 +122,7 @@ func TestPythonFatalError(t *testing.T) {
 func TestCppTerminateIsAnAbortWithTheException(t *testing.T) {
 	gxx, err := exec.LookPath("g++")
 	if err != nil {
-		t.Skip("no g++ to build a C++ program")
+		testenv.Missing(t, "no g++ to build a C++ program")
 	}
 	bin := filepath.Join(t.TempDir(), "terminate")
 	if out, err := exec.Command(gxx, "-o", bin, filepath.Join(testdata, "terminate.cc")).CombinedOutput(); err != nil {

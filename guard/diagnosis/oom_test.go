@@ -4,11 +4,13 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/jupyter-guard/jupyter-guard/guard/cgroup/cgrouptest"
 )
 
 func TestRealOOMKillInOwnCgroup(t *testing.T) {
 	const limit = 128 << 20
-	cg := newTestMemcg(t, limit)
+	cg := cgrouptest.New(t, limit)
 	kmsg, err := NewKmsgWatcher()
 	if err != nil {
 		t.Fatalf("as root the kernel log should be readable: %v", err)
@@ -31,12 +33,12 @@ func TestRealOOMKillInOwnCgroup(t *testing.T) {
 			r.cmd.Wait()
 		}
 	})
-	before := cg.oomKills(t)
-	cg.add(t, r.cmd.Process.Pid)
+	before := cg.OOMKills()
+	cg.Add(r.cmd.Process.Pid)
 	stdin.Close() // the child allocates 300 MiB once its stdin closes
 
 	ev := r.wait(t)
-	ev.OOMKills = OOMCounter{Known: true, Before: before, After: cg.oomKills(t)}
+	ev.OOMKills = OOMCounter{Known: true, Before: before, After: cg.OOMKills()}
 	ev.KernelLog = kmsg.Collect([]int{ev.PID})
 	ev.Memory = Memory{Limit: limit, LimitSource: LimitCgroup}
 	d := Diagnose(ev)
@@ -56,8 +58,8 @@ func TestRealOOMKillInOwnCgroup(t *testing.T) {
 	if d.OOMKill == nil || d.OOMKill.PID != ev.PID || d.OOMKill.Global {
 		t.Fatalf("kernel log evidence = %+v, want a cgroup OOM kill of pid %d", d.OOMKill, ev.PID)
 	}
-	if d.OOMKill.Kind == EventOOMKill && !strings.HasSuffix(d.OOMKill.OOMMemcg, cg.dir[len("/sys/fs/cgroup/memory"):]) {
-		t.Errorf("oom_memcg = %q, want our cgroup %s", d.OOMKill.OOMMemcg, cg.dir)
+	if d.OOMKill.Kind == EventOOMKill && d.OOMKill.OOMMemcg != cg.Path() {
+		t.Errorf("oom_memcg = %q, want our cgroup %s", d.OOMKill.OOMMemcg, cg.Path())
 	}
 	if !strings.HasPrefix(d.Evalue, "The kernel was killed by the Linux out-of-memory killer while running cell [12]") {
 		t.Errorf("Evalue = %s", d.Evalue)

@@ -65,15 +65,18 @@ func TestRSSFollowsTheTree(t *testing.T) {
 		t.Errorf("files open after the gone pid left the tree: %v", r.files)
 	}
 
-	// A python that fills 64 MiB more once told to (SIGUSR1).
+	// A python that fills 64 MiB more once told to (SIGUSR1). The signal is
+	// blocked before "ready" and taken with sigwait, so one sent at any
+	// moment after that line is kept pending, never lost to a race with a
+	// handler (signal.pause() after a handler ran waits forever).
 	hog := start(t, "python3", "-c", `
 import signal
-signal.signal(signal.SIGUSR1, lambda *_: None)
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
 print("ready", flush=True)
-signal.pause()
+signal.sigwait({signal.SIGUSR1})
 hog = bytearray(b"\x01") * (64 << 20)
 print("grown", flush=True)
-signal.pause()`)
+signal.sigwait({signal.SIGUSR1})`)
 	hog.line(t)
 	before, err := r.Sum([]int{hog.pid()})
 	if err != nil {

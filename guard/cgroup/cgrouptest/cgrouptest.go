@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jupyter-guard/jupyter-guard/internal/testenv"
+
 	"github.com/jupyter-guard/jupyter-guard/guard/cgroup"
 )
 
@@ -29,23 +31,23 @@ type Group struct {
 var seq atomic.Int64
 
 // New creates a memory cgroup limited to limitBytes under the test process's
-// own, and removes it (killing what is left in it) when the test ends. It
-// skips the test where cgroup v1 memory is missing or not writable. Swap is
-// capped too where the kernel accounts it, so going past the limit ends in
-// an OOM kill rather than swapping.
+// own, and removes it (killing what is left in it) when the test ends.
+// Where cgroup v1 memory is missing or not writable the test is Missing it
+// (see testenv). Swap is capped too where the kernel accounts it, so going
+// past the limit ends in an OOM kill rather than swapping.
 func New(t testing.TB, limitBytes uint64) *Group {
 	t.Helper()
 	self, err := cgroup.Discover(os.Getpid())
 	if err != nil {
-		t.Skipf("no cgroup v1 memory controller for this test: %v", err)
+		testenv.Missing(t, "no cgroup v1 memory controller for this test: %v", err)
 	}
 	if self.Version != cgroup.V1 {
-		t.Skipf("the memory controller is on %v here, cgrouptest needs cgroup v1", self.Version)
+		testenv.Missing(t, "the memory controller is on %v here, cgrouptest needs cgroup v1", self.Version)
 	}
 	name := fmt.Sprintf("cgrouptest-%d-%d", os.Getpid(), seq.Add(1))
 	cg, err := self.NewChild(name)
 	if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) {
-		t.Skipf("cgroup v1 memory is not writable here: %v", err)
+		testenv.Missing(t, "cgroup v1 memory is not writable here: %v", err)
 	}
 	if err != nil {
 		t.Fatalf("cgrouptest: %v", err)

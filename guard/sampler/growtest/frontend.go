@@ -79,6 +79,7 @@ func Guarded(t testing.TB, env map[string]string, wrap func(...string) []string,
 	f.P = Start(t, wrap)
 	t.Cleanup(f.Stop)
 	g.Attach(f.P.Pid)
+	g.Ready() // as the supervisor does once the kernel answers
 	return f
 }
 

@@ -24,22 +24,8 @@ import (
 //go:embed grow.py
 var script []byte
 
-// probePython is the development machine's venv with numpy, used when
-// JUPYTER_GUARD_TEST_PYTHON is not set.
-const probePython = "/tmp/probe/venv/bin/python"
-
-// Python is the interpreter for the tests: $JUPYTER_GUARD_TEST_PYTHON (see
-// testenv), else the probe venv's if there is one. It skips the test if
-// there is none.
-func Python(t testing.TB) string {
-	t.Helper()
-	if os.Getenv("JUPYTER_GUARD_TEST_PYTHON") == "" {
-		if _, err := os.Stat(probePython); err == nil {
-			return probePython
-		}
-	}
-	return testenv.Python(t, "numpy")
-}
+// Python is the test venv's interpreter (see testenv): grow.py needs numpy.
+func Python(t testing.TB) string { return testenv.Python(t, "numpy") }
 
 // Proc is a running grow.py.
 type Proc struct {
