@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from conftest import KERNEL_ENVS, REPO, Kernel
-from support import cmdline, collect, read_until_stream, wait_until
+from support import cmdline, collect, missing, read_until_stream, wait_until
 from test_guardctl import Guardctl, table
 
 GiB = 1 << 30
@@ -156,7 +156,7 @@ def test_a_container_without_host_pids_says_so(kernels, kernelspecs, jupyter_dir
     processes, so status says the share is unknown instead of showing 0."""
     if shutil.which("unshare") is None or subprocess.run(
             ["unshare", "--pid", "--fork", "--mount-proc", "true"], capture_output=True).returncode != 0:
-        pytest.skip("cannot make a pid namespace here")
+        missing("a pid namespace with its own /proc (unshare as root)")
     gctl = Guardctl(guardctl)
     k = kernels.start(mock_spec(kernelspecs, jupyter_dirs, mock_guardctl, gpu_state, "gpu-container", "boxed.ipynb",
                                 wrap=["unshare", "--pid", "--fork", "--mount-proc"]))
@@ -235,7 +235,7 @@ def test_a_container_given_the_hosts_proc(kernels, kernelspecs, jupyter_dirs, mo
     boxed = ["unshare", "--pid", "--fork", "--mount", "sh", "-c",
              f"mount --bind /proc {host_proc} && mount -t proc proc /proc && exec \"$@\"", "sh"]
     if subprocess.run([*boxed, "true"], capture_output=True).returncode != 0:
-        pytest.skip("cannot make pid and mount namespaces here")
+        missing("pid and mount namespaces (unshare as root)")
     gctl = Guardctl(guardctl)
     k = kernels.start(mock_spec(kernelspecs, jupyter_dirs, mock_guardctl, gpu_state, "gpu-hostproc", "boxed.ipynb",
                                 wrap=boxed, env={"JUPYTER_GUARD_HOST_PROC": str(host_proc)}))
