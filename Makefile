@@ -12,6 +12,11 @@
 #                Notebook 7 pages in headless Chromium, driven by
 #                playwright-core, on the guarded kernel. They refresh
 #                docs/screenshots/; logs and failure screenshots go to bin/e2e/.
+#   make wheel   dist/: the sdist and the wheels (pip install jupyter-guard):
+#                manylinux_2_17 x86_64 and aarch64 with cgo through zig,
+#                musllinux_1_2 x86_64 static; each checked by
+#                packaging/check_wheel.py (auditwheel show, architecture,
+#                static, size). The tools come from .venv-wheel.
 
 SHELL := bash
 GO ?= go
@@ -45,7 +50,7 @@ E2E_STEP = echo "== e2e stories (headless Chromium)"; \
 E2E_SUMMARY = sed -n '/^✖ failing tests:/q;p' bin/e2e-test.log | grep -E '^(✔|✖|e2e:) ' || true; \
 	grep -E '^ℹ (tests|pass|fail|cancelled|todo|duration_ms) ' bin/e2e-test.log || true
 
-.PHONY: build build-nvmlmock test e2e venvs e2e-deps screenshots
+.PHONY: build build-nvmlmock test e2e venvs e2e-deps screenshots wheel
 
 build:
 	$(GO) build -o bin/guardctl ./cmd/guardctl
@@ -56,6 +61,18 @@ build-nvmlmock:
 
 venvs:
 	@scripts/test-venvs
+
+WHEEL_PLATFORMS := manylinux_2_17_x86_64 manylinux_2_17_aarch64 musllinux_1_2_x86_64
+WHEEL_PYTHON := $(CURDIR)/.venv-wheel/bin/python
+
+wheel:
+	@scripts/test-venvs .venv-wheel
+	rm -rf dist
+	$(WHEEL_PYTHON) -m build --sdist -o dist
+	set -e; for platform in $(WHEEL_PLATFORMS); do \
+		JUPYTER_GUARD_PLATFORM=$$platform $(WHEEL_PYTHON) -m build --wheel -o dist; \
+	done
+	$(WHEEL_PYTHON) packaging/check_wheel.py dist/*.whl
 
 e2e-deps: $(E2E_DEPS)
 

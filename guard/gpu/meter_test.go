@@ -1,3 +1,5 @@
+//go:build cgo
+
 package gpu
 
 import (
@@ -19,7 +21,6 @@ import (
 )
 
 const (
-	gib     = 1 << 30
 	a100    = "Mock NVIDIA A100-SXM4-40GB"
 	a100Mem = 40 * gib
 )
