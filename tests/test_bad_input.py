@@ -18,6 +18,7 @@ import uuid
 import pytest
 import zmq
 from jupyter_client import BlockingKernelClient
+from zmq.utils.monitor import recv_monitor_message
 
 from conftest import KERNEL_ENVS
 from support import EXEC_TIMEOUT, collect, sign, signed_frames, wait_until
@@ -259,3 +260,46 @@ def test_garbage_on_a_port(victim, channel, garbage):
             pass
     still_works(victim, f"{garbage} on {channel}")
     fresh_client_works(victim)
+
+
+def test_subscribers_that_never_read_cost_only_themselves(victim, zctx):
+    """Five raw SUBs on iopub (no key is needed to subscribe) that never
+    read, with the smallest buffers libzmq and the kernel allow, so they
+    stall within the first few hundred kB: a cell printing 20,000 lines of
+    1 KB (20 MB) still reaches the reading client whole, then idle: the
+    proxy queues what the stuck ones do not take instead of waiting on them
+    (before, it waited up to 30 s on each, then cut it off). None of them is
+    disconnected: as with libzmq, a slow subscriber is behind, not gone."""
+    ip, port = endpoint(victim, "iopub")
+    stuck = []  # kept: a collected pyzmq socket closes itself
+    for _ in range(5):
+        s = zctx.socket(zmq.SUB)
+        stuck.append(s)
+        s.setsockopt(zmq.LINGER, 0)
+        s.setsockopt(zmq.RCVHWM, 1)
+        s.setsockopt(zmq.RCVBUF, 4096)
+        s.setsockopt(zmq.SUBSCRIBE, b"")
+        monitor = s.get_monitor_socket(zmq.EVENT_HANDSHAKE_SUCCEEDED)
+        s.connect(f"tcp://{ip}:{port}")
+        # The subscription follows the handshake on the same connection.
+        assert monitor.poll(EXEC_TIMEOUT * 1000), "a SUB never connected"
+        recv_monitor_message(monitor)
+    r = victim.run("for i in range(20000):\n    print(f'{i:05d}' + 'x' * 1017)\n")
+    assert r.status == "ok", r.reply["content"]
+    lines = r.stdout.splitlines()
+    assert len(lines) == 20000 and lines[-1].startswith("19999"), (len(lines), lines[-1:])
+    assert r.states()[-1] == "idle"
+    # A stuck SUB does not read, so it would not notice being cut off:
+    # count the proxy's side, the reading client's connection and five.
+    assert established_to(port) == 6, "the proxy disconnected subscribers that were only slow"
+    assert victim.ok("print('still here')").stdout == "still here\n"
+
+
+def established_to(port: int) -> int:
+    """How many TCP connections to this machine's port are established,
+    counted on the listening side (/proc/net/tcp: local port, state 01)."""
+    n = 0
+    for line in open("/proc/net/tcp").read().splitlines()[1:]:
+        local, state = line.split()[1], line.split()[3]
+        n += int(local.split(":")[1], 16) == port and state == "01"
+    return n

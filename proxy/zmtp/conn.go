@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"sync"
-	"time"
 )
 
 // ZMTP 3 framing: a flags byte, a 1- or 8-byte big-endian size, the body.
@@ -52,11 +51,6 @@ type conn struct {
 	// the proxy are not trusted with memory before their messages are
 	// verified.
 	trusted bool
-
-	// writeTimeout, if not zero, is how long a message may take to leave,
-	// plus a second per MB of it: a peer that stops reading is dropped
-	// rather than stalling everyone else's traffic.
-	writeTimeout time.Duration
 
 	wmu  sync.Mutex
 	wbuf []byte
@@ -193,11 +187,6 @@ func (c *conn) writeMsg(frames [][]byte) error {
 	if c.werr != nil {
 		return c.werr
 	}
-	size := 0
-	for _, f := range frames {
-		size += len(f)
-	}
-	c.setDeadline(size)
 	buf, vec, mark := c.wbuf[:0], c.vec[:0], 0
 	for i, f := range frames {
 		if len(buf)+9 > cap(buf) || len(f) <= inlineMax && len(buf)+9+len(f) > cap(buf) {
@@ -233,7 +222,6 @@ func (c *conn) writeCommand(name string, data []byte) error {
 	if c.werr != nil {
 		return c.werr
 	}
-	c.setDeadline(len(data))
 	body := append([]byte{byte(len(name))}, name...)
 	body = append(body, data...)
 	buf := appendHeader(c.wbuf[:0], flagCommand, len(body))
@@ -246,13 +234,6 @@ func appendHeader(buf []byte, flags byte, size int) []byte {
 		return binary.BigEndian.AppendUint64(buf, uint64(size))
 	}
 	return append(buf, flags, byte(size))
-}
-
-func (c *conn) setDeadline(size int) {
-	if c.writeTimeout > 0 {
-		d := c.writeTimeout + time.Duration(size)*time.Second/1e6
-		_ = c.Conn.SetWriteDeadline(time.Now().Add(d)) // an error shows at the write
-	}
 }
 
 // flush writes vec whole, and then clears it: the list is kept for the

@@ -14,10 +14,6 @@ import (
 // that connects and says nothing holds nothing but its own goroutine.
 const handshakeTimeout = 10 * time.Second
 
-// writeTimeout is how long a frontend may leave a message unread (plus a
-// second per MB) before the proxy drops its connection.
-const writeTimeout = 30 * time.Second
-
 // Handler takes each message a peer sends, on that connection's own
 // goroutine; the frames are the handler's to keep. Messages from one
 // connection arrive in order, from different connections concurrently.
@@ -93,7 +89,6 @@ func (l *listener) accept() {
 			continue
 		}
 		c := newConn(nc)
-		c.writeTimeout = writeTimeout
 		l.mu.Lock()
 		if l.closed {
 			l.mu.Unlock()
