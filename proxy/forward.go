@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"encoding/json"
+	"errors"
 
 	"github.com/jupyter-guard/jupyter-guard/proxy/wire"
 )
@@ -14,20 +15,20 @@ func (p *Proxy) fromFrontend(ch Channel, frames [][]byte) {
 	<-p.ready
 	m, err := wire.Parse(frames)
 	if err != nil {
-		p.log.Printf("dropped a message on %s from the frontend: %v", ch, err)
+		p.drops.Printf(ch.String()+" "+kind(err), "dropped a message on %s from the frontend: %v", ch, err)
 		return
 	}
 	if err := p.signer.Verify(m); err != nil {
-		p.log.Printf("dropped a message on %s from the frontend: %v", ch, err)
+		p.drops.Printf(ch.String()+" signature", "dropped a message on %s from the frontend: %v", ch, err)
 		return
 	}
 	h, err := wire.DecodeHeader(m.Header)
 	if err != nil || !json.Valid(m.Parent) || !json.Valid(m.Metadata) || !json.Valid(m.Content) {
-		p.log.Printf("dropped a message on %s from the frontend: a JSON frame does not parse", ch)
+		p.drops.Printf(ch.String()+" json", "dropped a message on %s from the frontend: a JSON frame does not parse", ch)
 		return
 	}
 	if !ch.accepts(h.MsgType) {
-		p.log.Printf("dropped a message on %s from the frontend: %q does not belong on %s", ch, h.MsgType, ch)
+		p.drops.Printf(ch.String()+" type", "dropped a message on %s from the frontend: %q does not belong on %s", ch, h.MsgType, ch)
 		return
 	}
 	if !p.hooks.FromFrontend(ch, m, h) {
@@ -90,4 +91,13 @@ func (p *Proxy) fromKernel(ch Channel, frames [][]byte) {
 		p.log.Print(err)
 	}
 	p.release.forwarded(frameBytes(frames))
+}
+
+// kind is what sort of error err is, without the figures it may carry: the
+// sentinel it wraps, if any. A peer's bytes must not make new kinds.
+func kind(err error) string {
+	if inner := errors.Unwrap(err); inner != nil {
+		return inner.Error()
+	}
+	return err.Error()
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/jupyter-guard/jupyter-guard/internal/ratelog"
 	"github.com/jupyter-guard/jupyter-guard/kernelspec"
 	"github.com/jupyter-guard/jupyter-guard/proxy/wire"
 )
@@ -34,6 +35,9 @@ type Proxy struct {
 	hooks  Hooks
 	log    *log.Logger
 	signer *wire.Signer
+	// drops logs the frontend messages that are refused, rate-limited: a
+	// peer (no key is needed to connect) must not fill the disk.
+	drops *ratelog.Limiter
 
 	front    *frontSockets
 	ready    chan struct{} // closed once front is set: handlers wait for it
@@ -48,6 +52,9 @@ type Proxy struct {
 	kernelInfo []byte
 }
 
+// dropReport is how often each kind of refused message is logged, at most.
+const dropReport = 10 * time.Second
+
 // Listen binds the frontend sockets and starts forwarding from them.
 // Requests wait until a kernel is attached.
 func Listen(ci kernelspec.ConnectionInfo, hooks Hooks, logger *log.Logger) (*Proxy, error) {
@@ -60,6 +67,7 @@ func Listen(ci kernelspec.ConnectionInfo, hooks Hooks, logger *log.Logger) (*Pro
 		hooks:    hooks,
 		log:      logger,
 		signer:   signer,
+		drops:    ratelog.New(logger.Printf, dropReport),
 		ready:    make(chan struct{}),
 		inflight: newInflight(),
 		own:      make(chan *wire.Message, 16),

@@ -149,37 +149,43 @@ def test_raw_dealer_is_answered(victim, zctx):
 @pytest.mark.parametrize("channel", CHANNELS)
 @pytest.mark.parametrize("case", BAD_CASES)
 def test_bad_message_is_dropped(victim, zctx, tmp_path, channel, case):
+    """Dropped, never run, and said in the log: each kind of trouble is
+    logged at most once per 10 s, so the line may be an earlier case's of
+    the same kind (their count shows on the next line)."""
     marker = tmp_path / "ran"
-    before = len(dropped_lines(victim, channel))
     frames, reason = bad_message(case, channel, key_of(victim), "bad-session", marker)
     # Kept open until the end: zmq connects in the background, and closing
     # the socket at once could discard the message before it is sent.
     s = dealer(zctx, victim, channel)
     s.send_multipart(frames)
 
-    lines = wait_until(lambda: dropped_lines(victim, channel)[before:], 30,
-                       f"guardctl to log the dropped {case} message on {channel}")
+    def said():
+        return [line for line in dropped_lines(victim, channel) if reason.lower() in line.lower()]
+
+    wait_until(said, 30, f"guardctl to log a dropped message on {channel} for {reason}")
     still_works(victim, f"{case} on {channel}")
-    lines = dropped_lines(victim, channel)[before:]
-    assert len(lines) == 1, lines
-    assert reason.lower() in lines[0].lower(), lines[0]
     assert not marker.exists(), "the dropped message was executed"
     s.close()
 
 
 def test_many_bad_messages_in_a_row(victim, zctx):
-    """Many bad messages in a row on one connection: one line each, and the
-    same connection then carries a good request."""
+    """20,000 unsigned messages in a row on one connection (no key is
+    needed to connect): the log gets a line now and then, not one each
+    (one connection once wrote 5.4 million lines in 10 s), and the same
+    connection then carries a good request."""
     s = dealer(zctx, victim, "shell")
     key = key_of(victim)
     before = len(dropped_lines(victim, "shell"))
-    for _ in range(20):
+    for _ in range(20000):
         s.send_multipart([b"<IDS|MSG>", b"", b"{}", b"{}", b"{}", b"{}"])
     s.send_multipart(signed_frames(key, "kernel_info_request", {}, "raw-session"))
     assert s.poll(EXEC_TIMEOUT * 1000), "no reply after the bad messages"
     assert b"kernel_info_reply" in b"".join(s.recv_multipart())
-    wait_until(lambda: len(dropped_lines(victim, "shell")) >= before + 20, 30, "20 log lines")
-    assert len(dropped_lines(victim, "shell")) == before + 20
+    lines = dropped_lines(victim, "shell")[before:]
+    # The requests on one connection are handled in order: by the reply,
+    # every drop has been counted. At most one line per 10 s, and the
+    # first of a kind not seen in the last 10 s is logged at once.
+    assert len(lines) <= 2, lines
 
 
 # ------------------------------------------------------------- raw garbage

@@ -8,11 +8,16 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/jupyter-guard/jupyter-guard/internal/ratelog"
 )
 
 // handshakeTimeout bounds a new connection's greeting and READY, so a peer
 // that connects and says nothing holds nothing but its own goroutine.
 const handshakeTimeout = 10 * time.Second
+
+// failureReport is how often a socket logs peers it dropped, at most.
+const failureReport = 10 * time.Second
 
 // Handler takes each message a peer sends, on that connection's own
 // goroutine; the frames are the handler's to keep. Messages from one
@@ -46,6 +51,9 @@ type listener struct {
 	ln       net.Listener
 	sockType string
 	log      Logger
+	// failures logs handshakes that fail: a flood of bad peers gets a line
+	// now and then, not one each.
+	failures *ratelog.Limiter
 	// serve runs on the connection's goroutine after the handshake, with
 	// the peer's identity, until the connection ends.
 	serve func(c *conn, identity []byte)
@@ -70,7 +78,8 @@ func listen(ep, sockType string, log Logger, serve func(*conn, []byte)) (*listen
 	if err != nil {
 		return nil, err
 	}
-	l := &listener{ln: ln, sockType: sockType, log: log, serve: serve, conns: map[*conn]struct{}{}}
+	l := &listener{ln: ln, sockType: sockType, log: log, serve: serve, conns: map[*conn]struct{}{},
+		failures: ratelog.New(log, failureReport)}
 	l.wg.Add(1)
 	go l.accept()
 	return l, nil
@@ -113,7 +122,7 @@ func (l *listener) run(c *conn) {
 	_ = c.SetDeadline(time.Now().Add(handshakeTimeout))
 	identity, err := c.handshake(l.sockType, nil)
 	if err != nil {
-		l.log("%s on %s: %s: %v; connection dropped", l.sockType, l.ln.Addr(), peerName(c), err)
+		l.failures.Printf("handshake", "%s on %s: %s: %v; connection dropped", l.sockType, l.ln.Addr(), peerName(c), err)
 		return
 	}
 	_ = c.SetDeadline(time.Time{})

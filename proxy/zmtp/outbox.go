@@ -3,6 +3,8 @@ package zmtp
 import (
 	"sync"
 	"time"
+
+	"github.com/jupyter-guard/jupyter-guard/internal/ratelog"
 )
 
 // A bound socket's peers each get an outbox: the messages queued for them
@@ -24,23 +26,21 @@ const (
 )
 
 type outbox struct {
-	c    *conn
-	name string // for log lines: the socket and the peer
-	log  Logger
+	c     *conn
+	name  string // for log lines: the socket and the peer
+	drops *ratelog.Limiter
 
-	mu       sync.Mutex
-	queue    [][][]byte
-	bytes    int
-	closed   bool
-	dropped  int // since the last report
-	reported time.Time
-	wake     chan struct{} // one token: the writer has work
+	mu     sync.Mutex
+	queue  [][][]byte
+	bytes  int
+	closed bool
+	wake   chan struct{} // one token: the writer has work
 }
 
 // newOutbox starts c's writer; it ends when close is called or a write
 // fails (which closes c).
 func newOutbox(c *conn, name string, log Logger) *outbox {
-	o := &outbox{c: c, name: name, log: log, wake: make(chan struct{}, 1)}
+	o := &outbox{c: c, name: name, drops: ratelog.New(log, dropReport), wake: make(chan struct{}, 1)}
 	go o.run()
 	return o
 }
@@ -58,15 +58,9 @@ func (o *outbox) put(frames [][]byte) {
 		return
 	}
 	if len(o.queue) > 0 && (len(o.queue) >= hwmMessages || o.bytes+size > hwmBytes) {
-		o.dropped++
-		if now := time.Now(); now.Sub(o.reported) >= dropReport {
-			n := o.dropped
-			o.dropped, o.reported = 0, now
-			o.mu.Unlock()
-			o.log("%s: not reading; %d message(s) for it dropped (it has %d queued)", o.name, n, hwmMessages)
-			return
-		}
+		queued, bytes := len(o.queue), o.bytes
 		o.mu.Unlock()
+		o.drops.Printf("full", "%s: not reading; a message for it dropped, %d (%d bytes) already queued", o.name, queued, bytes)
 		return
 	}
 	o.queue = append(o.queue, frames)
