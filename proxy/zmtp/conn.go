@@ -33,6 +33,14 @@ const (
 	// the peer says: trusted with memory, nine bytes announcing 4 GiB
 	// would hold 4 GiB for a peer that sends nothing more.
 	bodyChunk = 1 << 20
+	// Bounds for peers not trusted with memory (see conn.trusted), as
+	// libzmq's: commands are small (READY, SUBSCRIBE), identities at most
+	// 255 bytes; and a Jupyter message has a few routing ids, six frames
+	// and its buffers, never thousands: 40 MiB of empty frames once grew
+	// the proxy by 1.6 GiB of slice headers.
+	maxCommand  = 64 << 10
+	maxIdentity = 255
+	maxFrames   = 1024
 )
 
 // ErrClosed is returned by writes on a connection that has failed or been
@@ -83,6 +91,9 @@ func (c *conn) readFrame() (flags byte, body []byte, err error) {
 	}
 	if size > maxFrame {
 		return 0, nil, fmt.Errorf("peer announced a frame of %d bytes, above the %d-byte limit", size, uint64(maxFrame))
+	}
+	if !c.trusted && flags&flagCommand != 0 && size > maxCommand {
+		return 0, nil, fmt.Errorf("peer announced a command of %d bytes, above the %d-byte limit", size, maxCommand)
 	}
 	if c.trusted {
 		body = make([]byte, size)
@@ -175,6 +186,9 @@ func (c *conn) readMsg() ([][]byte, error) {
 		frames = append(frames, body)
 		if flags&flagMore == 0 {
 			return frames, nil
+		}
+		if !c.trusted && len(frames) >= maxFrames {
+			return nil, fmt.Errorf("peer sent a message of more than %d frames", maxFrames)
 		}
 	}
 }

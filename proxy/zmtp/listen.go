@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"io"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/jupyter-guard/jupyter-guard/internal/ratelog"
@@ -55,8 +57,9 @@ type listener struct {
 	// now and then, not one each.
 	failures *ratelog.Limiter
 	// serve runs on the connection's goroutine after the handshake, with
-	// the peer's identity, until the connection ends.
-	serve func(c *conn, identity []byte)
+	// the peer's identity, until the connection ends, and returns the read
+	// error that ended it.
+	serve func(c *conn, identity []byte) error
 
 	mu     sync.Mutex
 	conns  map[*conn]struct{}
@@ -64,7 +67,7 @@ type listener struct {
 	wg     sync.WaitGroup
 }
 
-func listen(ep, sockType string, log Logger, serve func(*conn, []byte)) (*listener, error) {
+func listen(ep, sockType string, log Logger, serve func(*conn, []byte) error) (*listener, error) {
 	network, addr, err := splitEndpoint(ep)
 	if err != nil {
 		return nil, err
@@ -126,7 +129,20 @@ func (l *listener) run(c *conn) {
 		return
 	}
 	_ = c.SetDeadline(time.Time{})
-	l.serve(c, identity)
+	if err := l.serve(c, identity); !hungUp(err) {
+		l.failures.Printf("read", "%s on %s: %s: %v; connection dropped", l.sockType, l.ln.Addr(), peerName(c), err)
+	}
+}
+
+// hungUp tells a connection that ended, by either side, from one dropped
+// for what its peer sent.
+func hungUp(err error) bool {
+	for _, end := range []error{io.EOF, io.ErrUnexpectedEOF, net.ErrClosed, ErrClosed, syscall.ECONNRESET, syscall.EPIPE} {
+		if errors.Is(err, end) {
+			return true
+		}
+	}
+	return false
 }
 
 // peerName says who is on the other end of c, for a log line.

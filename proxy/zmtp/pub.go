@@ -41,7 +41,7 @@ func (s *subscriptions) match(topic []byte) bool {
 // ListenPub binds a PUB at ep ("tcp://host:port" or "ipc://path").
 func ListenPub(ep string, log Logger) (*Pub, error) {
 	p := &Pub{subs: map[*conn]*subscriber{}}
-	l, err := listen(ep, typePub, log, func(c *conn, _ []byte) { p.serve(c, log) })
+	l, err := listen(ep, typePub, log, func(c *conn, _ []byte) error { return p.serve(c, log) })
 	if err != nil {
 		return nil, err
 	}
@@ -50,7 +50,7 @@ func ListenPub(ep string, log Logger) (*Pub, error) {
 }
 
 // serve follows one subscriber's subscriptions until it leaves.
-func (p *Pub) serve(c *conn, log Logger) {
+func (p *Pub) serve(c *conn, log Logger) error {
 	s := &subscriber{subscriptions: subscriptions{topics: map[string]int{}},
 		out: newOutbox(c, "PUB on "+c.LocalAddr().String()+": "+peerName(c), log)}
 	p.mu.Lock()
@@ -65,7 +65,7 @@ func (p *Pub) serve(c *conn, log Logger) {
 	for {
 		frames, err := c.readMsg()
 		if err != nil {
-			return
+			return err
 		}
 		if len(frames) != 1 || len(frames[0]) == 0 {
 			continue // a SUB sends nothing else

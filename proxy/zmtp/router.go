@@ -26,7 +26,7 @@ type routed struct {
 // ListenRouter binds a ROUTER at ep ("tcp://host:port" or "ipc://path").
 func ListenRouter(ep string, handle Handler, log Logger) (*Router, error) {
 	r := &Router{peers: map[string]*routed{}}
-	l, err := listen(ep, typeRouter, log, func(c *conn, identity []byte) { r.serve(c, identity, handle, log) })
+	l, err := listen(ep, typeRouter, log, func(c *conn, identity []byte) error { return r.serve(c, identity, handle, log) })
 	if err != nil {
 		return nil, err
 	}
@@ -34,7 +34,7 @@ func ListenRouter(ep string, handle Handler, log Logger) (*Router, error) {
 	return r, nil
 }
 
-func (r *Router) serve(c *conn, identity []byte, handle Handler, log Logger) {
+func (r *Router) serve(c *conn, identity []byte, handle Handler, log Logger) error {
 	id, peer := r.register(c, identity, log)
 	if peer == nil {
 		// As libzmq's ROUTER does: the identity stays with the peer that
@@ -42,7 +42,7 @@ func (r *Router) serve(c *conn, identity []byte, handle Handler, log Logger) {
 		log("ROUTER on %s: %s has identity %q, which another peer has: ignored", c.LocalAddr(), peerName(c), id)
 		for {
 			if _, err := c.readMsg(); err != nil {
-				return
+				return err
 			}
 		}
 	}
@@ -50,7 +50,7 @@ func (r *Router) serve(c *conn, identity []byte, handle Handler, log Logger) {
 	for {
 		frames, err := c.readMsg()
 		if err != nil {
-			return
+			return err
 		}
 		handle(append([][]byte{[]byte(id)}, frames...))
 	}
@@ -112,11 +112,14 @@ type Echo struct{ l *listener }
 
 // ListenEcho binds an Echo at ep.
 func ListenEcho(ep string, log Logger) (*Echo, error) {
-	l, err := listen(ep, typeRouter, log, func(c *conn, _ []byte) {
+	l, err := listen(ep, typeRouter, log, func(c *conn, _ []byte) error {
 		for {
 			frames, err := c.readMsg()
-			if err != nil || c.writeMsg(frames) != nil {
-				return
+			if err != nil {
+				return err
+			}
+			if err := c.writeMsg(frames); err != nil {
+				return err
 			}
 		}
 	})
