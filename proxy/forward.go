@@ -60,9 +60,11 @@ func (p *Proxy) fromKernel(ch Channel, frames [][]byte) {
 	h, _ := wire.DecodeHeader(m.Header)
 	parent, _ := wire.DecodeHeader(m.Parent)
 	state := ""
+	var asked Request
+	answers := false
 	switch ch {
 	case Shell, Control:
-		p.inflight.answered(parent.MsgID)
+		asked, answers = p.inflight.answered(parent.MsgID)
 	case IOPub:
 		if h.MsgType == "status" {
 			var ok bool
@@ -79,13 +81,19 @@ func (p *Proxy) fromKernel(ch Channel, frames [][]byte) {
 		}
 	}
 	p.hooks.FromKernel(ch, m, h, parent, state)
-	if ch != IOPub && len(m.Idents) == 0 {
-		// No frontend identity: the answer to one of the proxy's own requests.
-		select {
-		case p.own <- m:
-		default:
+	if ch == Shell || ch == Control {
+		// Replies go by the request they answer, not by the identities a
+		// kernel may or may not echo (Deno's does not).
+		if p.own.deliver(parent.MsgID, m) {
+			return
 		}
-		return
+		if len(m.Idents) == 0 {
+			if !answers {
+				p.drops.Printf(ch.String()+" unasked", "%s: a %s from the kernel answers no request the proxy knows of; dropped", ch, h.MsgType)
+				return
+			}
+			frames = append(cloneFrames(asked.Idents), frames...)
+		}
 	}
 	if err := p.sendFront(ch, frames); err != nil {
 		p.log.Print(err)

@@ -43,7 +43,7 @@ type Proxy struct {
 	ready    chan struct{} // closed once front is set: handlers wait for it
 	inflight *inflight
 	release  releaser
-	own      chan *wire.Message // replies to the proxy's own requests
+	own      ownRequests
 
 	mu       sync.Mutex
 	kernel   *kernelSockets // nil while no kernel is attached
@@ -70,7 +70,7 @@ func Listen(ci kernelspec.ConnectionInfo, hooks Hooks, logger *log.Logger) (*Pro
 		drops:    ratelog.New(logger.Printf, dropReport),
 		ready:    make(chan struct{}),
 		inflight: newInflight(),
-		own:      make(chan *wire.Message, 16),
+		own:      ownRequests{waiting: map[string]chan *wire.Message{}},
 		attached: make(chan struct{}),
 	}
 	front, err := listenFrontend(ci, p.fromFrontend, logger.Printf)
@@ -137,6 +137,7 @@ func (p *Proxy) Detach(drain time.Duration) (pending []Request, busy [][]byte) {
 		k.drain(drain)
 		k.close()
 	}
+	p.own.forget() // what the old kernel did not answer, it never will
 	return p.inflight.drain()
 }
 
