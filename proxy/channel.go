@@ -34,7 +34,14 @@ func (c Channel) accepts(msgType string) bool {
 		case "comm_open", "comm_msg", "comm_close":
 			return c == Shell
 		}
-		return len(msgType) > len("_request") && msgType[len(msgType)-len("_request"):] == "_request"
+		return repliedTo(msgType)
 	}
 	return false
+}
+
+// repliedTo reports whether the kernel answers msgType with a reply: the
+// requests do; comm_open, comm_msg and comm_close, which share shell with
+// them, never get one.
+func repliedTo(msgType string) bool {
+	return len(msgType) > len("_request") && msgType[len(msgType)-len("_request"):] == "_request"
 }

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"encoding/json"
+	"errors"
 
 	"github.com/jupyter-guard/jupyter-guard/proxy/wire"
 )
@@ -14,20 +15,20 @@ func (p *Proxy) fromFrontend(ch Channel, frames [][]byte) {
 	<-p.ready
 	m, err := wire.Parse(frames)
 	if err != nil {
-		p.log.Printf("dropped a message on %s from the frontend: %v", ch, err)
+		p.drops.Printf(ch.String()+" "+kind(err), "dropped a message on %s from the frontend: %v", ch, err)
 		return
 	}
 	if err := p.signer.Verify(m); err != nil {
-		p.log.Printf("dropped a message on %s from the frontend: %v", ch, err)
+		p.drops.Printf(ch.String()+" signature", "dropped a message on %s from the frontend: %v", ch, err)
 		return
 	}
 	h, err := wire.DecodeHeader(m.Header)
 	if err != nil || !json.Valid(m.Parent) || !json.Valid(m.Metadata) || !json.Valid(m.Content) {
-		p.log.Printf("dropped a message on %s from the frontend: a JSON frame does not parse", ch)
+		p.drops.Printf(ch.String()+" json", "dropped a message on %s from the frontend: a JSON frame does not parse", ch)
 		return
 	}
 	if !ch.accepts(h.MsgType) {
-		p.log.Printf("dropped a message on %s from the frontend: %q does not belong on %s", ch, h.MsgType, ch)
+		p.drops.Printf(ch.String()+" type", "dropped a message on %s from the frontend: %q does not belong on %s", ch, h.MsgType, ch)
 		return
 	}
 	if !p.hooks.FromFrontend(ch, m, h) {
@@ -59,9 +60,11 @@ func (p *Proxy) fromKernel(ch Channel, frames [][]byte) {
 	h, _ := wire.DecodeHeader(m.Header)
 	parent, _ := wire.DecodeHeader(m.Parent)
 	state := ""
+	var asked Request
+	answers := false
 	switch ch {
 	case Shell, Control:
-		p.inflight.answered(parent.MsgID)
+		asked, answers = p.inflight.answered(parent.MsgID)
 	case IOPub:
 		if h.MsgType == "status" {
 			var ok bool
@@ -78,16 +81,31 @@ func (p *Proxy) fromKernel(ch Channel, frames [][]byte) {
 		}
 	}
 	p.hooks.FromKernel(ch, m, h, parent, state)
-	if ch != IOPub && len(m.Idents) == 0 {
-		// No frontend identity: the answer to one of the proxy's own requests.
-		select {
-		case p.own <- m:
-		default:
+	if ch == Shell || ch == Control {
+		// Replies go by the request they answer, not by the identities a
+		// kernel may or may not echo (Deno's does not).
+		if p.own.deliver(parent.MsgID, m) {
+			return
 		}
-		return
+		if len(m.Idents) == 0 {
+			if !answers {
+				p.drops.Printf(ch.String()+" unasked", "%s: a %s from the kernel answers no request the proxy knows of; dropped", ch, h.MsgType)
+				return
+			}
+			frames = append(cloneFrames(asked.Idents), frames...)
+		}
 	}
 	if err := p.sendFront(ch, frames); err != nil {
 		p.log.Print(err)
 	}
 	p.release.forwarded(frameBytes(frames))
+}
+
+// kind is what sort of error err is, without the figures it may carry: the
+// sentinel it wraps, if any. A peer's bytes must not make new kinds.
+func kind(err error) string {
+	if inner := errors.Unwrap(err); inner != nil {
+		return inner.Error()
+	}
+	return err.Error()
 }

@@ -35,7 +35,7 @@ func newInflight() *inflight {
 }
 
 func (f *inflight) add(ch Channel, m *wire.Message, h wire.Header) {
-	if h.MsgID == "" || ch == Stdin {
+	if h.MsgID == "" || ch == Stdin || !repliedTo(h.MsgType) {
 		return
 	}
 	r := NewRequest(ch, m, h)
@@ -46,10 +46,13 @@ func (f *inflight) add(ch Channel, m *wire.Message, h wire.Header) {
 	f.mu.Unlock()
 }
 
-func (f *inflight) answered(parentID string) {
+// answered ends the request parentID and returns it, if it was pending.
+func (f *inflight) answered(parentID string) (Request, bool) {
 	f.mu.Lock()
+	defer f.mu.Unlock()
+	r, ok := f.pending[parentID]
 	delete(f.pending, parentID)
-	f.mu.Unlock()
+	return r, ok
 }
 
 func (f *inflight) status(parentID string, parent []byte, state string) {

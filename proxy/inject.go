@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"time"
+
+	"github.com/jupyter-guard/jupyter-guard/proxy/wire"
 )
 
 // Publish sends the proxy's own message on iopub, as a child of parent (the
@@ -38,12 +41,14 @@ func (p *Proxy) Stream(parent []byte, name, text string) error {
 // subscription and the kernel's sockets known to be live.
 func (p *Proxy) nudge(ctx context.Context, k *kernelSockets, iopubSeen <-chan struct{}) error {
 	answered := false
+	var reply chan *wire.Message
 	for {
 		if !answered {
 			m, err := p.Builder.Build(nil, "kernel_info_request", nil, map[string]any{})
 			if err != nil {
 				return err
 			}
+			reply = p.own.expect(m)
 			if err := k.socks[Shell].Send(m.Frames()); err != nil {
 				return fmt.Errorf("ask the kernel for kernel_info: %w", err)
 			}
@@ -51,7 +56,7 @@ func (p *Proxy) nudge(ctx context.Context, k *kernelSockets, iopubSeen <-chan st
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("the kernel did not answer kernel_info: %w", ctx.Err())
-		case m := <-p.own:
+		case m := <-reply:
 			p.mu.Lock()
 			p.kernelInfo = clone(m.Content)
 			p.mu.Unlock()
@@ -92,5 +97,45 @@ func (p *Proxy) Request(ch Channel, msgType string, content any) error {
 	if err != nil {
 		return err
 	}
+	p.own.expect(m)
 	return k.socks[ch].Send(m.Frames())
+}
+
+// ownRequests are the proxy's own requests to the kernel, by msg_id: their
+// replies go to whoever waits for them, never to a frontend, and never to
+// a later request's waiter.
+type ownRequests struct {
+	mu      sync.Mutex
+	waiting map[string]chan *wire.Message
+}
+
+// expect registers m, sent by the proxy, and returns where its reply will
+// come. A reply nobody reads (a request the proxy only fires) is dropped.
+func (o *ownRequests) expect(m *wire.Message) chan *wire.Message {
+	h, _ := wire.DecodeHeader(m.Header) // the proxy's own header
+	reply := make(chan *wire.Message, 1)
+	o.mu.Lock()
+	o.waiting[h.MsgID] = reply
+	o.mu.Unlock()
+	return reply
+}
+
+// forget drops every request still waiting for its reply.
+func (o *ownRequests) forget() {
+	o.mu.Lock()
+	clear(o.waiting)
+	o.mu.Unlock()
+}
+
+// deliver hands m to the waiter of the request parentID, if the proxy sent
+// it, and reports whether it did.
+func (o *ownRequests) deliver(parentID string, m *wire.Message) bool {
+	o.mu.Lock()
+	reply, ok := o.waiting[parentID]
+	delete(o.waiting, parentID)
+	o.mu.Unlock()
+	if ok {
+		reply <- m // room for one, and one reply per request
+	}
+	return ok
 }

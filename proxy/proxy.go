@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/jupyter-guard/jupyter-guard/internal/ratelog"
 	"github.com/jupyter-guard/jupyter-guard/kernelspec"
 	"github.com/jupyter-guard/jupyter-guard/proxy/wire"
 )
@@ -34,12 +35,15 @@ type Proxy struct {
 	hooks  Hooks
 	log    *log.Logger
 	signer *wire.Signer
+	// drops logs the frontend messages that are refused, rate-limited: a
+	// peer (no key is needed to connect) must not fill the disk.
+	drops *ratelog.Limiter
 
 	front    *frontSockets
 	ready    chan struct{} // closed once front is set: handlers wait for it
 	inflight *inflight
 	release  releaser
-	own      chan *wire.Message // replies to the proxy's own requests
+	own      ownRequests
 
 	mu       sync.Mutex
 	kernel   *kernelSockets // nil while no kernel is attached
@@ -47,6 +51,9 @@ type Proxy struct {
 	// kernelInfo is the content of the kernel's answer to the nudge.
 	kernelInfo []byte
 }
+
+// dropReport is how often each kind of refused message is logged, at most.
+const dropReport = 10 * time.Second
 
 // Listen binds the frontend sockets and starts forwarding from them.
 // Requests wait until a kernel is attached.
@@ -60,9 +67,10 @@ func Listen(ci kernelspec.ConnectionInfo, hooks Hooks, logger *log.Logger) (*Pro
 		hooks:    hooks,
 		log:      logger,
 		signer:   signer,
+		drops:    ratelog.New(logger.Printf, dropReport),
 		ready:    make(chan struct{}),
 		inflight: newInflight(),
-		own:      make(chan *wire.Message, 16),
+		own:      ownRequests{waiting: map[string]chan *wire.Message{}},
 		attached: make(chan struct{}),
 	}
 	front, err := listenFrontend(ci, p.fromFrontend, logger.Printf)
@@ -129,6 +137,7 @@ func (p *Proxy) Detach(drain time.Duration) (pending []Request, busy [][]byte) {
 		k.drain(drain)
 		k.close()
 	}
+	p.own.forget() // what the old kernel did not answer, it never will
 	return p.inflight.drain()
 }
 

@@ -19,6 +19,7 @@ import sys
 import time
 from pathlib import Path
 
+import zmq
 from jupyter_client.manager import KernelManager
 
 from support import START_TIMEOUT, MemoryCgroup, children_of, execute, proc_stat
@@ -35,6 +36,10 @@ WATCH_PAUSED = 0.15
 # The growing cells. Each keeps its memory in a global, so that an
 # interrupted cell leaves it to the release cell, as a user's would.
 STEADY = "import time\nblocks = []\nwhile True:\n    blocks.append(b'x' * (32 << 20))\n    time.sleep(0.02)\n"
+# STEADY that also prints 100 kB per block: output that fills a subscriber
+# that does not read, so the guard's notices queue behind it if they can.
+PRINTING = ("import time\nblocks = []\nwhile True:\n    blocks.append(b'x' * (32 << 20))\n"
+            "    print('.' * 100_000, flush=True)\n    time.sleep(0.02)\n")
 FAST = "import numpy as np\nblocks = []\nwhile True:\n    blocks.append(np.ones(64 << 20, dtype=np.uint8))\n"
 # fork: the worker's function lives in the kernel's __main__, which a
 # spawned or forkserver child could not import.
@@ -83,9 +88,26 @@ def tree(root: int) -> list[dict]:
     return out
 
 
+def stuck_subscriber(zctx: zmq.Context, km: KernelManager) -> zmq.Socket:
+    """A SUB on the kernel's iopub, subscribed to everything, that never
+    reads, with the smallest buffers libzmq and the kernel allow."""
+    s = zctx.socket(zmq.SUB)
+    s.setsockopt(zmq.LINGER, 0)
+    s.setsockopt(zmq.RCVHWM, 1)
+    s.setsockopt(zmq.RCVBUF, 4096)
+    s.setsockopt(zmq.SUBSCRIBE, b"")
+    monitor = s.get_monitor_socket(zmq.EVENT_HANDSHAKE_SUCCEEDED)
+    info = km.get_connection_info()
+    s.connect(f"{info['transport']}://{info['ip']}:{info['iopub_port']}")
+    if not monitor.poll(START_TIMEOUT * 1000):
+        raise RuntimeError("the stuck subscriber never connected")
+    return s
+
+
 class Driver:
     def __init__(self, cfg: dict):
         self.cfg = cfg
+        self.zctx = zmq.Context()
         self.cg = MemoryCgroup(Path(cfg["cgroup"]))
         self.log = open(cfg["log"], "wb")
         self.km = KernelManager(kernel_name=cfg["kernel"])
@@ -94,6 +116,7 @@ class Driver:
         self.kc = self.km.client()
         self.kc.start_channels()
         self.kc.wait_for_ready(timeout=START_TIMEOUT)
+        self.stuck = [stuck_subscriber(self.zctx, self.km) for _ in range(cfg.get("stuck", 0))]
         while True:  # replies to wait_for_ready's earlier kernel_info requests
             try:
                 self.kc.get_shell_msg(timeout=0.2)
@@ -101,6 +124,7 @@ class Driver:
                 break
 
     def close(self):
+        self.zctx.destroy(linger=0)
         self.kc.stop_channels()
         self.km.shutdown_kernel(now=True)
         self.log.close()
@@ -158,6 +182,7 @@ class Driver:
 SCENARIOS = {
     # name: (growing cell, cell that gives its memory back, interrupt on the pause notice)
     "steady": (STEADY, RELEASE, True),
+    "printing": (PRINTING, RELEASE, True),
     "fast": (FAST, RELEASE, True),
     "worker": (WORKER, RELEASE_WORKER, True),
     "steady-uninterrupted": (STEADY, RELEASE, False),

@@ -5,13 +5,14 @@ a fresh kernel behind the same proxy and the same ports."""
 from __future__ import annotations
 
 import os
+import queue
 import re
 import signal
 import time
 
 import pytest
 
-from support import children_of, collect, collect_all, read_until_stream, wait_until
+from support import EXEC_TIMEOUT, children_of, collect, collect_all, read_until_stream, wait_until
 
 # cell code → a pattern the death report must match (the cause, in words
 # that may be rephrased but must name the exit code or the signal).
@@ -120,3 +121,33 @@ def test_death_while_idle_is_told_in_the_next_cell(kernels, kenv):
     assert k.pid() != old_child
     # Told once, not in every cell from now on.
     assert k.ok("print('again')").stderr == ""
+
+
+def test_comm_messages_are_not_requests(kernels, kenv):
+    """comm_msg gets no reply from a kernel, so a death must not invent one:
+    5,000 of them, then the kernel killed between cells, and the client gets
+    no comm_msg_reply (the proxy used to track them as requests and answer
+    each with an error when the kernel died)."""
+    k = kernels.start(kenv.guarded)
+    # In batches, reading the busy and idle each one publishes, as a
+    # frontend does: a client that reads nothing loses iopub messages past
+    # the high-water mark, plain or guarded.
+    for _ in range(25):
+        for _ in range(200):
+            msg = k.kc.session.msg("comm_msg", {"comm_id": "no-such-comm", "data": {}})
+            k.kc.shell_channel.send(msg)
+        while not (m := k.kc.get_iopub_msg(timeout=EXEC_TIMEOUT))["parent_header"].get("msg_id") == msg["header"]["msg_id"] \
+                or m["content"].get("execution_state") != "idle":
+            pass
+    old_child = k.pid()
+    os.kill(old_child.pid, signal.SIGKILL)
+    wait_until(lambda: [p for p in children_of(k.proc.pid) if p != old_child.pid], 60,
+               "the proxy to start a new kernel")
+    assert k.run("print('after the death')").status == "ok"
+    replies = []
+    while True:
+        try:
+            replies.append(k.kc.get_shell_msg(timeout=0.5)["msg_type"])
+        except queue.Empty:
+            break
+    assert "comm_msg_reply" not in replies, f"{replies.count('comm_msg_reply')} invented comm_msg_reply"

@@ -53,13 +53,13 @@ def cgroup():
 
 
 def drive(cg: MemoryCgroup, kenv: KernelEnv, tmp_path: Path, scenario: str, n: int, kernel: str = "",
-          **settings) -> dict:
+          stuck: int = 0, **settings) -> dict:
     """Runs the driver inside cg on the guarded kernel (or the kernelspec
     named) with the guard's settings in its environment, and returns what
-    it saw."""
+    it saw. stuck is how many iopub subscribers that never read it adds."""
     log = tmp_path / f"{scenario}.log"
     cfg = {"kernel": kernel or kenv.guarded, "cgroup": str(cg.dir), "log": str(log), "scenario": scenario, "reps": n,
-           "target": (WARN_LINE + PAUSE_LINE) // 2}
+           "target": (WARN_LINE + PAUSE_LINE) // 2, "stuck": stuck}
     with as_jupyter_starts_it(**settings):
         r = subprocess.run(cg.wrap([str(CLIENT_PYTHON), str(DRIVER), json.dumps(cfg)]), capture_output=True,
                            text=True, timeout=600, env=dict(os.environ))
@@ -169,6 +169,15 @@ def test_pause_then_interrupt_by_message(kenv, kernelspecs, cgroup, tmp_path, sp
     that takes messages (-msg), which must be thawed to read it."""
     name = spec.format(guarded=kenv.guarded, plain=kenv.id)
     out = drive(cgroup, kenv, tmp_path, cell, reps(kenv, 3), kernel=name)
+    verdict(out, paused_then_interrupted)
+
+
+def test_a_subscriber_that_does_not_read_does_not_silence_the_guard(kenv, kernelspecs, cgroup, tmp_path):
+    """A raw SUB on iopub that never reads, and a cell that prints as it
+    grows: the warning and the pause notice still reach the reading client,
+    and the pause comes before the OOM killer (the notices used to wait on
+    the stuck subscriber's socket, and the kernel was OOM-killed)."""
+    out = drive(cgroup, kenv, tmp_path, "printing", reps(kenv, 5), stuck=1)
     verdict(out, paused_then_interrupted)
 
 

@@ -38,19 +38,17 @@ func (s *Signer) Sign(header, parent, metadata, content []byte) []byte {
 	return out
 }
 
-// Verify checks m's signature in constant time.
+// Verify checks m's signature in constant time, byte for byte against the
+// lower-case hex digest, as jupyter_client's Session does (compare_digest
+// of hexdigest()): the same digest in upper case is not the signature.
 func (s *Signer) Verify(m *Message) error {
 	if len(s.key) == 0 {
 		return nil
 	}
-	var want, got [sha256.Size]byte
-	if len(m.Signature) != hex.EncodedLen(sha256.Size) {
-		return ErrBadSignature
-	}
-	if _, err := hex.Decode(got[:], m.Signature); err != nil {
-		return ErrBadSignature
-	}
-	if !hmac.Equal(got[:], s.mac(m.Header, m.Parent, m.Metadata, m.Content, want[:0])) {
+	var sum [sha256.Size]byte
+	var want [2 * sha256.Size]byte
+	hex.Encode(want[:], s.mac(m.Header, m.Parent, m.Metadata, m.Content, sum[:0]))
+	if !hmac.Equal(m.Signature, want[:]) {
 		return ErrBadSignature
 	}
 	return nil

@@ -59,6 +59,10 @@ func TestVerifyRejects(t *testing.T) {
 	if err := s.Verify(m); !errors.Is(err, ErrBadSignature) {
 		t.Fatalf("tampered content: %v", err)
 	}
+	m.Signature = bytes.ToUpper(s.Sign(m.Header, m.Parent, m.Metadata, m.Content))
+	if err := s.Verify(m); !errors.Is(err, ErrBadSignature) {
+		t.Errorf("the digest in upper case verified; Jupyter compares the lower-case hex exactly")
+	}
 	m.Signature = []byte("zz")
 	if err := s.Verify(m); !errors.Is(err, ErrBadSignature) {
 		t.Fatalf("non-hex signature: %v", err)

@@ -25,6 +25,12 @@ func TestBadPeersAreDropped(t *testing.T) {
 		{"plain", [][]byte{zmtp.GreetingFor(3, 0, "PLAIN")}, `"PLAIN"`},
 		{"sub", [][]byte{zmtp.GreetingFor(3, 0, "NULL"), zmtp.Ready("SUB", "")}, `cannot talk to a "SUB"`},
 		{"no-ready", [][]byte{zmtp.GreetingFor(3, 0, "NULL"), zmtp.Frame(0, []byte("hi"))}, "where a command belongs"},
+		{"identity-256", [][]byte{zmtp.GreetingFor(3, 0, "NULL"), zmtp.Ready("DEALER", strings.Repeat("x", 256))},
+			"identity has 256 bytes, above libzmq's limit of 255"},
+		// A READY announced at 20 MiB is refused at its size, before its
+		// bytes (which never come) are waited for.
+		{"huge-ready", [][]byte{zmtp.GreetingFor(3, 0, "NULL"),
+			binary.BigEndian.AppendUint64([]byte{zmtp.FlagCmd | zmtp.FlagLong}, 20<<20)}, "command of 20971520 bytes"},
 	}
 	forSchemes(t, func(t *testing.T, scheme string) {
 		for _, tc := range cases {
@@ -79,5 +85,26 @@ func TestSilentPeerBlocksNobody(t *testing.T) {
 
 		d, in := dialDealer(t, r.Endpoint(), "talker")
 		roundTrip(t, d, in, "not blocked")
+	})
+}
+
+// TestManyFramesDropPeer: a message of more frames than any Jupyter
+// message has (40 MiB of empty frames with MORE set once cost 1.6 GiB)
+// ends that peer's connection and nobody else's; an identity of 255
+// bytes, libzmq's limit, is still a peer's to have.
+func TestManyFramesDropPeer(t *testing.T) {
+	forSchemes(t, func(t *testing.T, scheme string) {
+		var log logLines
+		r := listenRouter(t, bindEndpoint(t, scheme), log.log, echo(t))
+		d, in := dialDealer(t, r.Endpoint(), strings.Repeat("b", 255))
+		raw := dialRaw(t, r.Endpoint())
+		raw.handshake("DEALER", 0)
+		empty := zmtp.Frame(zmtp.FlagMore, nil)
+		raw.write([]byte(strings.Repeat(string(empty), 2000)))
+		raw.waitDropped()
+		roundTrip(t, d, in, "still serving")
+		if lines := log.get(); len(lines) != 1 || !strings.Contains(lines[0], "more than 1024 frames") {
+			t.Errorf("log %q, want one line saying why the peer was dropped", lines)
+		}
 	})
 }

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"sync"
-	"time"
 )
 
 // ZMTP 3 framing: a flags byte, a 1- or 8-byte big-endian size, the body.
@@ -34,6 +33,14 @@ const (
 	// the peer says: trusted with memory, nine bytes announcing 4 GiB
 	// would hold 4 GiB for a peer that sends nothing more.
 	bodyChunk = 1 << 20
+	// Bounds for peers not trusted with memory (see conn.trusted), as
+	// libzmq's: commands are small (READY, SUBSCRIBE), identities at most
+	// 255 bytes; and a Jupyter message has a few routing ids, six frames
+	// and its buffers, never thousands: 40 MiB of empty frames once grew
+	// the proxy by 1.6 GiB of slice headers.
+	maxCommand  = 64 << 10
+	maxIdentity = 255
+	maxFrames   = 1024
 )
 
 // ErrClosed is returned by writes on a connection that has failed or been
@@ -52,11 +59,6 @@ type conn struct {
 	// the proxy are not trusted with memory before their messages are
 	// verified.
 	trusted bool
-
-	// writeTimeout, if not zero, is how long a message may take to leave,
-	// plus a second per MB of it: a peer that stops reading is dropped
-	// rather than stalling everyone else's traffic.
-	writeTimeout time.Duration
 
 	wmu  sync.Mutex
 	wbuf []byte
@@ -89,6 +91,9 @@ func (c *conn) readFrame() (flags byte, body []byte, err error) {
 	}
 	if size > maxFrame {
 		return 0, nil, fmt.Errorf("peer announced a frame of %d bytes, above the %d-byte limit", size, uint64(maxFrame))
+	}
+	if !c.trusted && flags&flagCommand != 0 && size > maxCommand {
+		return 0, nil, fmt.Errorf("peer announced a command of %d bytes, above the %d-byte limit", size, maxCommand)
 	}
 	if c.trusted {
 		body = make([]byte, size)
@@ -182,6 +187,9 @@ func (c *conn) readMsg() ([][]byte, error) {
 		if flags&flagMore == 0 {
 			return frames, nil
 		}
+		if !c.trusted && len(frames) >= maxFrames {
+			return nil, fmt.Errorf("peer sent a message of more than %d frames", maxFrames)
+		}
 	}
 }
 
@@ -193,11 +201,6 @@ func (c *conn) writeMsg(frames [][]byte) error {
 	if c.werr != nil {
 		return c.werr
 	}
-	size := 0
-	for _, f := range frames {
-		size += len(f)
-	}
-	c.setDeadline(size)
 	buf, vec, mark := c.wbuf[:0], c.vec[:0], 0
 	for i, f := range frames {
 		if len(buf)+9 > cap(buf) || len(f) <= inlineMax && len(buf)+9+len(f) > cap(buf) {
@@ -233,7 +236,6 @@ func (c *conn) writeCommand(name string, data []byte) error {
 	if c.werr != nil {
 		return c.werr
 	}
-	c.setDeadline(len(data))
 	body := append([]byte{byte(len(name))}, name...)
 	body = append(body, data...)
 	buf := appendHeader(c.wbuf[:0], flagCommand, len(body))
@@ -246,13 +248,6 @@ func appendHeader(buf []byte, flags byte, size int) []byte {
 		return binary.BigEndian.AppendUint64(buf, uint64(size))
 	}
 	return append(buf, flags, byte(size))
-}
-
-func (c *conn) setDeadline(size int) {
-	if c.writeTimeout > 0 {
-		d := c.writeTimeout + time.Duration(size)*time.Second/1e6
-		_ = c.Conn.SetWriteDeadline(time.Now().Add(d)) // an error shows at the write
-	}
 }
 
 // flush writes vec whole, and then clears it: the list is kept for the

@@ -12,9 +12,12 @@
 // calls the handler, and the handler writes it to the other connection:
 // one read and one write per message, nothing in between.
 //
+// Towards the frontends, each peer has an outbox (outbox.go): the handler
+// queues and returns, and the peer's own goroutine writes, so a frontend
+// that does not read delays only itself, and past libzmq's high-water mark
+// loses only its own messages.
+//
 // What it leaves out, because Jupyter's peers do not need it: security
-// mechanisms other than NULL, ZMTP 1 and 2 peers, reconnecting (the proxy
-// dials a new child with new sockets), and high-water marks: a frontend
-// that stops reading a socket for longer than writeTimeout allows is
-// disconnected, where libzmq would drop its messages instead.
+// mechanisms other than NULL, ZMTP 1 and 2 peers, and reconnecting (the
+// proxy dials a new child with new sockets).
 package zmtp

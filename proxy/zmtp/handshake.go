@@ -85,6 +85,9 @@ func (c *conn) handshake(sockType string, identity []byte) ([]byte, error) {
 		return nil, fmt.Errorf("peer's READY: %w", err)
 	}
 	peerType := strings.ToUpper(string(peer["socket-type"]))
+	if id := peer["identity"]; len(id) > maxIdentity {
+		return nil, fmt.Errorf("peer's identity has %d bytes, above libzmq's limit of %d", len(id), maxIdentity)
+	}
 	for _, ok := range peersOf[sockType] {
 		if peerType == ok {
 			return peer["identity"], nil

@@ -5,18 +5,21 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"io"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
+
+	"github.com/jupyter-guard/jupyter-guard/internal/ratelog"
 )
 
 // handshakeTimeout bounds a new connection's greeting and READY, so a peer
 // that connects and says nothing holds nothing but its own goroutine.
 const handshakeTimeout = 10 * time.Second
 
-// writeTimeout is how long a frontend may leave a message unread (plus a
-// second per MB) before the proxy drops its connection.
-const writeTimeout = 30 * time.Second
+// failureReport is how often a socket logs peers it dropped, at most.
+const failureReport = 10 * time.Second
 
 // Handler takes each message a peer sends, on that connection's own
 // goroutine; the frames are the handler's to keep. Messages from one
@@ -50,9 +53,13 @@ type listener struct {
 	ln       net.Listener
 	sockType string
 	log      Logger
+	// failures logs handshakes that fail: a flood of bad peers gets a line
+	// now and then, not one each.
+	failures *ratelog.Limiter
 	// serve runs on the connection's goroutine after the handshake, with
-	// the peer's identity, until the connection ends.
-	serve func(c *conn, identity []byte)
+	// the peer's identity, until the connection ends, and returns the read
+	// error that ended it.
+	serve func(c *conn, identity []byte) error
 
 	mu     sync.Mutex
 	conns  map[*conn]struct{}
@@ -60,7 +67,7 @@ type listener struct {
 	wg     sync.WaitGroup
 }
 
-func listen(ep, sockType string, log Logger, serve func(*conn, []byte)) (*listener, error) {
+func listen(ep, sockType string, log Logger, serve func(*conn, []byte) error) (*listener, error) {
 	network, addr, err := splitEndpoint(ep)
 	if err != nil {
 		return nil, err
@@ -74,7 +81,8 @@ func listen(ep, sockType string, log Logger, serve func(*conn, []byte)) (*listen
 	if err != nil {
 		return nil, err
 	}
-	l := &listener{ln: ln, sockType: sockType, log: log, serve: serve, conns: map[*conn]struct{}{}}
+	l := &listener{ln: ln, sockType: sockType, log: log, serve: serve, conns: map[*conn]struct{}{},
+		failures: ratelog.New(log, failureReport)}
 	l.wg.Add(1)
 	go l.accept()
 	return l, nil
@@ -93,7 +101,6 @@ func (l *listener) accept() {
 			continue
 		}
 		c := newConn(nc)
-		c.writeTimeout = writeTimeout
 		l.mu.Lock()
 		if l.closed {
 			l.mu.Unlock()
@@ -118,11 +125,24 @@ func (l *listener) run(c *conn) {
 	_ = c.SetDeadline(time.Now().Add(handshakeTimeout))
 	identity, err := c.handshake(l.sockType, nil)
 	if err != nil {
-		l.log("%s on %s: %s: %v; connection dropped", l.sockType, l.ln.Addr(), peerName(c), err)
+		l.failures.Printf("handshake", "%s on %s: %s: %v; connection dropped", l.sockType, l.ln.Addr(), peerName(c), err)
 		return
 	}
 	_ = c.SetDeadline(time.Time{})
-	l.serve(c, identity)
+	if err := l.serve(c, identity); !hungUp(err) {
+		l.failures.Printf("read", "%s on %s: %s: %v; connection dropped", l.sockType, l.ln.Addr(), peerName(c), err)
+	}
+}
+
+// hungUp tells a connection that ended, by either side, from one dropped
+// for what its peer sent.
+func hungUp(err error) bool {
+	for _, end := range []error{io.EOF, io.ErrUnexpectedEOF, net.ErrClosed, ErrClosed, syscall.ECONNRESET, syscall.EPIPE} {
+		if errors.Is(err, end) {
+			return true
+		}
+	}
+	return false
 }
 
 // peerName says who is on the other end of c, for a log line.

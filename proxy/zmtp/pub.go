@@ -11,7 +11,13 @@ type Pub struct {
 	l *listener
 
 	mu   sync.RWMutex
-	subs map[*conn]*subscriptions
+	subs map[*conn]*subscriber
+}
+
+// subscriber is one peer: what it subscribed to, and its outbox.
+type subscriber struct {
+	subscriptions
+	out *outbox
 }
 
 // subscriptions are one subscriber's topic prefixes, each with how many
@@ -34,8 +40,8 @@ func (s *subscriptions) match(topic []byte) bool {
 
 // ListenPub binds a PUB at ep ("tcp://host:port" or "ipc://path").
 func ListenPub(ep string, log Logger) (*Pub, error) {
-	p := &Pub{subs: map[*conn]*subscriptions{}}
-	l, err := listen(ep, typePub, log, p.serve)
+	p := &Pub{subs: map[*conn]*subscriber{}}
+	l, err := listen(ep, typePub, log, func(c *conn, _ []byte) error { return p.serve(c, log) })
 	if err != nil {
 		return nil, err
 	}
@@ -44,8 +50,9 @@ func ListenPub(ep string, log Logger) (*Pub, error) {
 }
 
 // serve follows one subscriber's subscriptions until it leaves.
-func (p *Pub) serve(c *conn, _ []byte) {
-	s := &subscriptions{topics: map[string]int{}}
+func (p *Pub) serve(c *conn, log Logger) error {
+	s := &subscriber{subscriptions: subscriptions{topics: map[string]int{}},
+		out: newOutbox(c, "PUB on "+c.LocalAddr().String()+": "+peerName(c), log)}
 	p.mu.Lock()
 	p.subs[c] = s
 	p.mu.Unlock()
@@ -53,11 +60,12 @@ func (p *Pub) serve(c *conn, _ []byte) {
 		p.mu.Lock()
 		delete(p.subs, c)
 		p.mu.Unlock()
+		s.out.close()
 	}()
 	for {
 		frames, err := c.readMsg()
 		if err != nil {
-			return
+			return err
 		}
 		if len(frames) != 1 || len(frames[0]) == 0 {
 			continue // a SUB sends nothing else
@@ -76,18 +84,18 @@ func (p *Pub) serve(c *conn, _ []byte) {
 	}
 }
 
-// Send publishes frames to the matching subscribers. A subscriber whose
-// connection fails is dropped; the others still get the message, and Send
-// reports no error, as a PUB socket does.
+// Send queues frames for each matching subscriber (see outbox) and
+// returns without waiting for any. It reports no error, as a PUB socket
+// does: a subscriber that has gone, or does not read, misses the message.
 func (p *Pub) Send(frames [][]byte) error {
 	if len(frames) == 0 {
 		return nil
 	}
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	for c, s := range p.subs {
+	for _, s := range p.subs {
 		if s.match(frames[0]) {
-			_ = c.writeMsg(frames) // a failed write closes c, which ends its serve
+			s.out.put(frames)
 		}
 	}
 	return nil

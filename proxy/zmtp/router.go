@@ -2,6 +2,7 @@ package zmtp
 
 import (
 	"encoding/binary"
+	"fmt"
 	"sync"
 )
 
@@ -12,14 +13,20 @@ type Router struct {
 	l *listener
 
 	mu    sync.RWMutex
-	peers map[string]*conn
+	peers map[string]*routed
 	next  uint32 // for identities of peers that give none
+}
+
+// routed is a peer with its identity: its connection and outbox.
+type routed struct {
+	c   *conn
+	out *outbox
 }
 
 // ListenRouter binds a ROUTER at ep ("tcp://host:port" or "ipc://path").
 func ListenRouter(ep string, handle Handler, log Logger) (*Router, error) {
-	r := &Router{peers: map[string]*conn{}}
-	l, err := listen(ep, typeRouter, log, func(c *conn, identity []byte) { r.serve(c, identity, handle, log) })
+	r := &Router{peers: map[string]*routed{}}
+	l, err := listen(ep, typeRouter, log, func(c *conn, identity []byte) error { return r.serve(c, identity, handle, log) })
 	if err != nil {
 		return nil, err
 	}
@@ -27,23 +34,23 @@ func ListenRouter(ep string, handle Handler, log Logger) (*Router, error) {
 	return r, nil
 }
 
-func (r *Router) serve(c *conn, identity []byte, handle Handler, log Logger) {
-	id, ok := r.register(c, identity)
-	if !ok {
+func (r *Router) serve(c *conn, identity []byte, handle Handler, log Logger) error {
+	id, peer := r.register(c, identity, log)
+	if peer == nil {
 		// As libzmq's ROUTER does: the identity stays with the peer that
 		// has it, and the newcomer is heard no further.
 		log("ROUTER on %s: %s has identity %q, which another peer has: ignored", c.LocalAddr(), peerName(c), id)
 		for {
 			if _, err := c.readMsg(); err != nil {
-				return
+				return err
 			}
 		}
 	}
-	defer r.unregister(c, id)
+	defer r.unregister(peer, id)
 	for {
 		frames, err := c.readMsg()
 		if err != nil {
-			return
+			return err
 		}
 		handle(append([][]byte{[]byte(id)}, frames...))
 	}
@@ -52,9 +59,9 @@ func (r *Router) serve(c *conn, identity []byte, handle Handler, log Logger) {
 // register names the connection by the identity its peer gave or, as
 // libzmq does, by a generated one (a zero byte, then a counter), also for
 // a peer whose identity starts with a zero byte, so it cannot take one
-// that is generated. It
-// reports false if another connection has that identity already.
-func (r *Router) register(c *conn, identity []byte) (string, bool) {
+// that is generated. It returns no peer if another connection has that
+// identity already.
+func (r *Router) register(c *conn, identity []byte, log Logger) (string, *routed) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	id := string(identity)
@@ -63,33 +70,36 @@ func (r *Router) register(c *conn, identity []byte) (string, bool) {
 		id = string(binary.BigEndian.AppendUint32([]byte{0}, r.next))
 	}
 	if r.peers[id] != nil {
-		return id, false
+		return id, nil
 	}
-	r.peers[id] = c
-	return id, true
+	p := &routed{c: c, out: newOutbox(c, fmt.Sprintf("ROUTER on %s: %s (identity %q)", c.LocalAddr(), peerName(c), id), log)}
+	r.peers[id] = p
+	return id, p
 }
 
-func (r *Router) unregister(c *conn, id string) {
+func (r *Router) unregister(p *routed, id string) {
 	r.mu.Lock()
-	if r.peers[id] == c {
+	if r.peers[id] == p {
 		delete(r.peers, id)
 	}
 	r.mu.Unlock()
+	p.out.close()
 }
 
-// Send routes frames[1:] to the peer named by frames[0]. As with libzmq's
-// ROUTER, a message for a peer that is gone is dropped without error.
+// Send queues frames[1:] for the peer named by frames[0] (see outbox) and
+// returns without waiting for it. As with libzmq's ROUTER, a message for a
+// peer that is gone is dropped without error.
 func (r *Router) Send(frames [][]byte) error {
 	if len(frames) < 2 {
 		return nil
 	}
 	r.mu.RLock()
-	c := r.peers[string(frames[0])]
+	p := r.peers[string(frames[0])]
 	r.mu.RUnlock()
-	if c == nil {
-		return nil
+	if p != nil {
+		p.out.put(frames[1:])
 	}
-	return c.writeMsg(frames[1:])
+	return nil
 }
 
 // Close unbinds the socket, closes its connections and waits for their
@@ -102,11 +112,14 @@ type Echo struct{ l *listener }
 
 // ListenEcho binds an Echo at ep.
 func ListenEcho(ep string, log Logger) (*Echo, error) {
-	l, err := listen(ep, typeRouter, log, func(c *conn, _ []byte) {
+	l, err := listen(ep, typeRouter, log, func(c *conn, _ []byte) error {
 		for {
 			frames, err := c.readMsg()
-			if err != nil || c.writeMsg(frames) != nil {
-				return
+			if err != nil {
+				return err
+			}
+			if err := c.writeMsg(frames); err != nil {
+				return err
 			}
 		}
 	})
