@@ -56,6 +56,9 @@ def mock_spec(kernelspecs, jupyter_dirs, mock_guardctl: Path, state: Path, name:
     """A guarded ipykernel spec run by the mock guardctl (optionally under
     the wrap command), for notebook."""
     spec = json.loads((kernelspecs[K7.guarded] / "kernel.json").read_text())
+    # Not a guard of ipykernel7 to guardctl: `guardctl run --kernel
+    # ipykernel7` in a later test must still find ipykernel7-guarded.
+    del spec["metadata"]["jupyter_guard"]
     spec["argv"] = [*(wrap or []), str(mock_guardctl), *spec["argv"][1:]]
     spec["env"] = {"JUPYTER_GUARD_NVMLMOCK": str(state), "JPY_SESSION_NAME": notebook, **(env or {})}
     d = jupyter_dirs["JUPYTER_DATA_DIR"] / "kernels" / name
