@@ -1,10 +1,11 @@
 package supervisor
 
 import (
+	"encoding/json"
 	"syscall"
+	"time"
 
 	"github.com/jupyter-guard/jupyter-guard/child"
-	"time"
 
 	"github.com/jupyter-guard/jupyter-guard/control"
 	"github.com/jupyter-guard/jupyter-guard/guard/diagnosis"
@@ -34,7 +35,7 @@ func (v voice) Interrupt() {
 // paused cell wakes up to the interrupt instead of to more allocating. By
 // message: thaw first, since a stopped kernel answers no message.
 func (s *Supervisor) interrupt(proc *child.Process) {
-	if s.cfg.InterruptMode == "message" {
+	if s.byMessage() {
 		s.guard.Thaw()
 		if err := s.proxy.Request(proxy.Control, "interrupt_request", map[string]any{}); err != nil {
 			s.cfg.Log.Printf("interrupt kernel pid %d: %v", proc.Pid, err)
@@ -45,6 +46,25 @@ func (s *Supervisor) interrupt(proc *child.Process) {
 		s.cfg.Log.Printf("interrupt kernel pid %d: %v", proc.Pid, err)
 	}
 	s.guard.Thaw()
+}
+
+// byMessage says whether an interrupt must reach the kernel as an
+// interrupt_request. A kernelspec in message mode says so, except for an
+// ipykernel the guard holds paused: its interrupt_request handler does
+// nothing but killpg(SIGINT) on its own process group (ipykernel 6 and 7),
+// which the proxy can do while the kernel is still stopped. As a message,
+// the kernel must first be thawed to read it, and the paused cell then
+// allocates on until it has: under CPU load, long enough for the OOM
+// killer (1 run in about 13 with two busy loops beside the tests).
+func (s *Supervisor) byMessage() bool {
+	if s.cfg.InterruptMode != "message" {
+		return false
+	}
+	var info struct {
+		Implementation string `json:"implementation"`
+	}
+	_ = json.Unmarshal(s.proxy.KernelInfo(), &info) // none yet: by message
+	return !(info.Implementation == "ipython" && s.guard.Paused())
 }
 
 // memoryStory is the ledger's account of the kernel's memory, for a death

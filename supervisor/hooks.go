@@ -23,11 +23,12 @@ func (s *Supervisor) FromFrontend(ch proxy.Channel, m *wire.Message, h wire.Head
 		}
 		return s.currentProc() != nil
 	case ch == proxy.Control && h.MsgType == "interrupt_request":
-		if s.cfg.InterruptMode == "message" {
+		if s.byMessage() {
 			s.guard.Thaw()
 			return true // the kernel takes it as a message
 		}
-		// The wrapped kernel takes interrupts as signals.
+		// The wrapped kernel takes interrupts as signals, or its message
+		// would only be a signal too (byMessage).
 		if proc := s.currentProc(); proc != nil {
 			s.interrupt(proc)
 		}
