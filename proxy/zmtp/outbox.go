@@ -2,6 +2,7 @@ package zmtp
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jupyter-guard/jupyter-guard/internal/ratelog"
@@ -14,13 +15,15 @@ import (
 // the guard's notices. As with libzmq's send high-water mark, a full queue
 // drops that peer's further messages, and only its.
 const (
-	// hwmMessages is libzmq's default ZMQ_SNDHWM.
+	// hwmMessages is libzmq's default ZMQ_SNDHWM: a peer's queue holds
+	// this many messages at most, whatever their size, as in libzmq.
 	hwmMessages = 1000
-	// hwmBytes bounds what a peer that does not read can hold of messages
+	// hwmBytes bounds what a stalled peer (stallTime) holds of messages
 	// the others have long had: the proxy shares the kernel's memory
-	// limit. A message larger than this still goes to a peer whose queue
-	// is empty, so big outputs reach every client that reads.
-	hwmBytes = 32 << 20
+	// limit. It never applies to a peer that is taking its messages: a
+	// client reading a 50 MB output must still get the idle after it.
+	hwmBytes  = 64 << 20
+	stallTime = 5 * time.Second
 	// dropReport is how often a peer's dropped messages are logged.
 	dropReport = 10 * time.Second
 )
@@ -35,6 +38,8 @@ type outbox struct {
 	bytes  int
 	closed bool
 	wake   chan struct{} // one token: the writer has work
+	// writing is when the write under way began (zero between writes).
+	writing atomic.Int64
 }
 
 // newOutbox starts c's writer; it ends when close is called or a write
@@ -57,7 +62,7 @@ func (o *outbox) put(frames [][]byte) {
 		o.mu.Unlock()
 		return
 	}
-	if len(o.queue) > 0 && (len(o.queue) >= hwmMessages || o.bytes+size > hwmBytes) {
+	if len(o.queue) >= hwmMessages || len(o.queue) > 0 && o.bytes+size > hwmBytes && o.stalled() {
 		queued, bytes := len(o.queue), o.bytes
 		o.mu.Unlock()
 		o.drops.Printf("full", "%s: not reading; a message for it dropped, %d (%d bytes) already queued", o.name, queued, bytes)
@@ -70,6 +75,13 @@ func (o *outbox) put(frames [][]byte) {
 	case o.wake <- struct{}{}:
 	default: // the writer has been told already
 	}
+}
+
+// stalled says whether the peer has taken nothing for stallTime: its
+// write has been blocked that long.
+func (o *outbox) stalled() bool {
+	began := o.writing.Load()
+	return began != 0 && time.Since(time.Unix(0, began)) > stallTime
 }
 
 // close stops the writer and lets go of what was queued.
@@ -94,7 +106,10 @@ func (o *outbox) run() {
 			return
 		}
 		for i, frames := range batch {
-			if o.c.writeMsg(frames) != nil {
+			o.writing.Store(time.Now().UnixNano())
+			err := o.c.writeMsg(frames)
+			o.writing.Store(0)
+			if err != nil {
 				// The connection is closed; its reader ends and closes us.
 				clear(batch[i:])
 				o.close()

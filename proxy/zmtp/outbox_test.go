@@ -91,3 +91,38 @@ func checkDropsLogged(t *testing.T, lines *logLines) {
 		t.Errorf("log lines %q, want one saying the stuck peer's first drop", got)
 	}
 }
+
+// TestAReadingPeerGetsEverythingAfterABigMessage: a subscriber that reads
+// gets a 50 MB message and every small one after it, however long the big
+// one takes to leave. A byte limit applied to every peer dropped the idle
+// after a 50 MB output, and the client waited for it forever.
+func TestAReadingPeerGetsEverythingAfterABigMessage(t *testing.T) {
+	forSchemes(t, func(t *testing.T, scheme string) {
+		p := listenPub(t, bindEndpoint(t, scheme))
+		_, in := dialSub(t, p.Endpoint())
+		waitSubscribed(t, p, "t", 1)
+		big := msg("t", strings.Repeat("x", 50<<20))
+		small := []string{"status busy", "stream", "status idle"}
+		// Two: the second waits in the queue while the first is written.
+		for range 2 {
+			if err := p.Send(big); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, s := range small {
+			if err := p.Send(msg("t", s)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for range 2 {
+			if got := in.next(); len(got) != 2 || len(got[1]) != 50<<20 {
+				t.Fatalf("a big message: %d frames", len(got))
+			}
+		}
+		for _, s := range small {
+			if err := sameFrames(in.next(), msg("t", s)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+}
