@@ -242,7 +242,10 @@ def test_a_container_given_the_hosts_proc(kernels, kernelspecs, jupyter_dirs, mo
     gctl = Guardctl(guardctl)
     k = kernels.start(mock_spec(kernelspecs, jupyter_dirs, mock_guardctl, gpu_state, "gpu-hostproc", "boxed.ipynb",
                                 wrap=boxed, env={"JUPYTER_GUARD_HOST_PROC": str(host_proc)}))
-    inside = k.pid().pid  # the kernel's own pid, in the container
+    # The kernel's own pid, in the container: not a pid of this /proc
+    # (k.pid() looks it up here, and passed only while some host process
+    # had the same number).
+    inside = int(k.ok("import os; print(os.getpid())").stdout)
     # The wrappers' and the proxy's argv name ipykernel_launcher too.
     host_pid = next(p for p in k.processes() if cmdline(p)[1:3] == ["-m", "ipykernel_launcher"])
     assert inside != host_pid, "the kernel is not in a pid namespace of its own"
