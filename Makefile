@@ -2,10 +2,11 @@
 #
 #   make build   bin/guardctl
 #   make test    go vet, the Go unit tests of every package, the pytest
-#                integration suite against bin/guardctl, then the e2e stories;
-#                every summary is repeated at the end. Creates the test
-#                environments .venv and .venv-ipykernel6 from requirements/
-#                first (scripts/test-venvs), and e2e/node_modules from
+#                integration suite against a -cover build of guardctl, then
+#                the e2e stories; every summary, the skipped tests and the
+#                combined coverage are repeated at the end. Creates the test
+#                environments .venv, .venv-ipykernel6 and .venv-wheel from
+#                requirements/ first (scripts/test-venvs), and e2e/node_modules from
 #                e2e/package-lock.json. The e2e stories need Debian's Chromium
 #                (/usr/bin/chromium), which .ci/run installs.
 #   make e2e     only the e2e stories (e2e/*.test.mjs): real JupyterLab and
