@@ -9,7 +9,7 @@ import (
 	"github.com/jupyter-guard/jupyter-guard/guard/procfile"
 )
 
-// RSSReader reads the resident memory of processes from /proc/PID/statm,
+// RSSReader reads the memory of processes from /proc/PID/statm,
 // each file kept open between reads (see procfile): the guard measures the
 // same tree at the end of every cell, and opening a file per process per
 // sample cost more than reading it. It is not safe for concurrent use.
@@ -26,14 +26,27 @@ func NewRSSReader() *RSSReader {
 
 var pageSize = uint64(os.Getpagesize())
 
-// Sum is the resident memory of pids together, in bytes. Processes that
-// are gone count zero. Pages shared between processes (a forked worker's
-// copy-on-write memory, shared libraries) count once for each, so the sum
-// can overstate the tree; PSS splits them, at a cost too high for sampling.
+// Usage is what a set of processes holds, in bytes.
+type Usage struct {
+	// RSS is their resident memory. Pages shared between processes (a
+	// forked worker's copy-on-write memory, shared libraries) count once
+	// for each, so the sum can overstate a tree; PSS splits them, at a cost
+	// too high for sampling.
+	RSS uint64
+	// Unfilled is the private writable memory they have mapped but not yet
+	// touched: statm's data less its anonymous resident pages. NumPy maps a
+	// whole array before it fills it, so an array being filled counts its
+	// untouched rest here, which the kernel will still be charged for
+	// whatever signal it gets meanwhile. Thread stacks and reserved but
+	// unused heap count too: only growth of it says something.
+	Unfilled uint64
+}
+
+// Sum is the memory of pids together. Processes that are gone count zero.
 // The files of processes no longer asked for are closed.
-func (r *RSSReader) Sum(pids []int) (uint64, error) {
+func (r *RSSReader) Sum(pids []int) (Usage, error) {
 	r.calls++
-	var total uint64
+	var total Usage
 	for _, pid := range pids {
 		r.gen[pid] = r.calls
 		f := r.files[pid]
@@ -46,13 +59,14 @@ func (r *RSSReader) Sum(pids []int) (uint64, error) {
 			continue // Read closed it: a new process under this pid opens afresh
 		}
 		if err != nil {
-			return 0, fmt.Errorf("resident memory of pid %d: %w", pid, err)
+			return Usage{}, fmt.Errorf("memory of pid %d: %w", pid, err)
 		}
-		pages, err := secondField(statm)
+		u, err := parseStatm(statm)
 		if err != nil {
-			return 0, fmt.Errorf("resident memory of pid %d: %s: %w", pid, f.Path(), err)
+			return Usage{}, fmt.Errorf("memory of pid %d: %s: %w", pid, f.Path(), err)
 		}
-		total += pages * pageSize
+		total.RSS += u.RSS
+		total.Unfilled += u.Unfilled
 	}
 	if len(r.files) > len(pids) {
 		r.forget()
@@ -77,13 +91,23 @@ func (r *RSSReader) Close() {
 	r.forget()
 }
 
-// secondField parses statm's resident page count: "size resident shared ...".
-func secondField(statm []byte) (uint64, error) {
-	_, rest, _ := bytes.Cut(statm, []byte(" "))
-	field, _, _ := bytes.Cut(rest, []byte(" "))
-	n, err := strconv.ParseUint(string(field), 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("no resident page count in %q", statm)
+// parseStatm reads "size resident shared text lib data dt" (in pages):
+// resident less shared is the anonymous part, which data (private writable
+// mappings and the stack) holds when it is touched.
+func parseStatm(statm []byte) (Usage, error) {
+	f := bytes.Fields(statm)
+	if len(f) < 6 {
+		return Usage{}, fmt.Errorf("not a statm line: %q", statm)
 	}
-	return n, nil
+	var n [6]uint64
+	for i := range n {
+		v, err := strconv.ParseUint(string(f[i]), 10, 64)
+		if err != nil {
+			return Usage{}, fmt.Errorf("not a statm line: %q", statm)
+		}
+		n[i] = v
+	}
+	resident, shared, data := n[1], n[2], n[5]
+	anon := resident - min(resident, shared)
+	return Usage{RSS: resident * pageSize, Unfilled: (data - min(data, anon)) * pageSize}, nil
 }

@@ -17,19 +17,21 @@ func TestRSSMatchesTheKernel(t *testing.T) {
 	defer r.Close()
 	var sum uint64
 	for _, pid := range pids {
-		got, err := r.Sum([]int{pid})
+		u, err := r.Sum([]int{pid})
 		if err != nil {
 			t.Fatal(err)
 		}
+		got := u.RSS
 		if want := vmRSS(t, pid); !near(got, want) {
 			t.Errorf("RSS of pid %d = %d, VmRSS says %d", pid, got, want)
 		}
 		sum += got
 	}
-	total, err := r.Sum(pids)
+	u, err := r.Sum(pids)
 	if err != nil {
 		t.Fatal(err)
 	}
+	total := u.RSS
 	if !near(total, sum) {
 		t.Errorf("total %d, but the per-process figures add up to %d", total, sum)
 	}
@@ -51,10 +53,11 @@ func TestRSSFollowsTheTree(t *testing.T) {
 
 	r := NewRSSReader()
 	defer r.Close()
-	total, err := r.Sum([]int{sh.pid(), gone})
+	u, err := r.Sum([]int{sh.pid(), gone})
 	if err != nil {
 		t.Fatal(err)
 	}
+	total := u.RSS
 	if want := vmRSS(t, sh.pid()); total == 0 || !near(total, want) {
 		t.Errorf("total %d, want the live process's %d", total, want)
 	}
@@ -90,18 +93,64 @@ signal.sigwait({signal.SIGUSR1})`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if after < before+60<<20 {
-		t.Errorf("RSS %d MiB after 64 MiB more, %d MiB before", after>>20, before>>20)
+	if after.RSS < before.RSS+60<<20 {
+		t.Errorf("RSS %d MiB after 64 MiB more, %d MiB before", after.RSS>>20, before.RSS>>20)
 	}
 }
 
-func TestSecondField(t *testing.T) {
-	if n, err := secondField([]byte("4242 1234 567 1 0 890 0\n")); n != 1234 || err != nil {
-		t.Errorf("secondField = %d, %v; want 1234", n, err)
+// TestUnfilledIsTheFillInFlight: 64 MiB mapped private and writable, as
+// NumPy maps an array, counts as unfilled until it is touched, and then as
+// resident.
+func TestUnfilledIsTheFillInFlight(t *testing.T) {
+	hog := start(t, "python3", "-c", `
+import mmap, signal
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
+print("ready", flush=True)
+signal.sigwait({signal.SIGUSR1})
+m = mmap.mmap(-1, 64 << 20, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+print("mapped", flush=True)
+signal.sigwait({signal.SIGUSR1})
+m.write(b"\x01" * (64 << 20))
+print("filled", flush=True)
+signal.sigwait({signal.SIGUSR1})`)
+	r := NewRSSReader()
+	defer r.Close()
+	var got [3]Usage
+	for i := range got {
+		hog.line(t)
+		u, err := r.Sum([]int{hog.pid()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got[i] = u
+		if err := syscall.Kill(hog.pid(), syscall.SIGUSR1); err != nil {
+			t.Fatal(err)
+		}
 	}
-	for _, bad := range []string{"", "4242", "4242 x 1"} {
-		if _, err := secondField([]byte(bad)); err == nil {
-			t.Errorf("secondField(%q) took it", bad)
+	ready, mapped, filled := got[0], got[1], got[2]
+	if mapped.Unfilled < ready.Unfilled+60<<20 || mapped.RSS > ready.RSS+16<<20 {
+		t.Errorf("mapped 64 MiB: unfilled %d -> %d MiB, RSS %d -> %d MiB", ready.Unfilled>>20, mapped.Unfilled>>20, ready.RSS>>20, mapped.RSS>>20)
+	}
+	// The bytes written were built in a temporary of 64 MiB first: RSS may
+	// have grown by twice that, the mapping is filled all the same.
+	if filled.Unfilled > ready.Unfilled+4<<20 || filled.RSS < mapped.RSS+60<<20 {
+		t.Errorf("filled 64 MiB: unfilled %d -> %d MiB, RSS %d -> %d MiB", mapped.Unfilled>>20, filled.Unfilled>>20, mapped.RSS>>20, filled.RSS>>20)
+	}
+}
+
+func TestParseStatm(t *testing.T) {
+	// 1234 resident of which 567 shared: 667 anonymous of 890 data pages.
+	u, err := parseStatm([]byte("4242 1234 567 1 0 890 0\n"))
+	if want := (Usage{RSS: 1234 * pageSize, Unfilled: 223 * pageSize}); u != want || err != nil {
+		t.Errorf("parseStatm = %+v, %v; want %+v", u, err, want)
+	}
+	// More anonymous pages than data (a big stack touched): nothing unfilled.
+	if u, err := parseStatm([]byte("4242 1234 0 1 0 890 0\n")); u.Unfilled != 0 || err != nil {
+		t.Errorf("parseStatm = %+v, %v; want nothing unfilled", u, err)
+	}
+	for _, bad := range []string{"", "4242", "4242 x 1", "1 2 3 4 5"} {
+		if _, err := parseStatm([]byte(bad)); err == nil {
+			t.Errorf("parseStatm(%q) took it", bad)
 		}
 	}
 }

@@ -100,8 +100,8 @@ func pauseOnce(b *testing.B, grow string, inCgroup bool) (over, react, room floa
 		}
 	} else {
 		r := proctree.NewRSSReader()
-		var err error
-		used, err = r.Sum(tree)
+		u, err := r.Sum(tree)
+		used = u.RSS
 		r.Close()
 		if err != nil {
 			b.Fatal(err)

@@ -36,6 +36,9 @@ type Sample struct {
 	Pids []int // its tree as last scanned, root first
 	// Tree is the resident memory of Pids, in bytes.
 	Tree uint64
+	// Unfilled is what Pids have mapped to write and not yet touched (see
+	// proctree.Usage): its growth in a cell is the fill in flight.
+	Unfilled uint64
 	// Cgroup is the kernel's memory cgroup's usage; HasCgroup says whether
 	// it was read.
 	Cgroup    cgroup.Usage
@@ -120,10 +123,11 @@ func (s *Sampler) measure(t *target, why Wake, f *files) Sample {
 		}
 	}
 	smp := Sample{Time: now, Root: t.root, Pids: t.pids, GPU: t.gpu, Woken: why}
-	var err error
-	if smp.Tree, err = f.rss.Sum(t.pids); err != nil {
+	tree, err := f.rss.Sum(t.pids)
+	if err != nil {
 		t.complain(s.log, "measure the tree's RSS", err)
 	}
+	smp.Tree, smp.Unfilled = tree.RSS, tree.Unfilled
 	if usage := f.usageOf(t); usage != nil {
 		if smp.Cgroup, err = usage.Read(); err != nil {
 			t.complain(s.log, "read the cgroup's usage", err)

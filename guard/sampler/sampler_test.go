@@ -71,10 +71,11 @@ func TestSampleMeasuresTheTree(t *testing.T) {
 	}
 	again := proctree.NewRSSReader()
 	defer again.Close()
-	rss, err := again.Sum(tree)
+	u, err := again.Sum(tree)
 	if err != nil {
 		t.Fatal(err)
 	}
+	rss := u.RSS
 	if s.Root != p.Pid || !slices.Equal(s.Pids, tree) || s.Woken != sampler.Kicked {
 		t.Errorf("sample of %d: pids %v woken %v; the tree is %v", s.Root, s.Pids, s.Woken, tree)
 	}
