@@ -44,6 +44,10 @@ type Cell struct {
 	// second; Fastest the steepest growth between two measurements.
 	Rate    float64 `json:"rate"`
 	Fastest float64 `json:"fastest"`
+	// Fill is the largest fill in flight seen in the cell (see InFlight):
+	// how much the cell maps at a time, and so how much a stopped cell may
+	// still add when it is let go, whatever it is told.
+	Fill uint64 `json:"fill,omitzero"`
 
 	// Actions are what the guard did in the cell, in order.
 	Actions []Action `json:"actions,omitempty"`
@@ -71,6 +75,14 @@ func (c *Cell) Header() []byte { return c.header }
 // Last is the latest measurement while the cell ran.
 func (c *Cell) Last() Memory { return c.last }
 
+// InFlight is what the cell has mapped and not yet filled at its latest
+// measurement: the growth of the tree's unfilled memory since it started.
+// A NumPy array being filled counts its untouched rest; the C code filling
+// it sees no interrupt until it is done.
+func (c *Cell) InFlight() uint64 { return inFlight(c.Start, c.last) }
+
+func inFlight(start, now Memory) uint64 { return now.Unfilled - min(now.Unfilled, start.Unfilled) }
+
 // rateWindow is the time constant of Rate: long enough to smooth the
 // jitter of single samples, short enough to follow a cell that speeds up.
 const rateWindow = time.Second
@@ -91,6 +103,7 @@ func (c *Cell) observe(m Memory, at time.Time, f Figure) {
 	}
 	c.Peak = c.Peak.max(m)
 	c.last = m
+	c.Fill = max(c.Fill, inFlight(c.Start, m))
 	c.Growth = int64(m.Of(f)) - int64(c.Start.Of(f))
 	if dt := at.Sub(c.anchorAt); dt >= minRateInterval {
 		r := (float64(m.Of(f)) - float64(c.anchor.Of(f))) / dt.Seconds()

@@ -301,3 +301,29 @@ func TestAMeasurementTakenBeforeTheEndDoesNotEndTheCell(t *testing.T) {
 		t.Errorf("state %s, end %d MiB, growth %d MiB; want done at 180 MiB, +80 MiB", c.State, c.End.Tree/mib, c.Growth/mib)
 	}
 }
+
+// TestFillInFlight: 64 MiB blocks mapped whole and filled in steps, over
+// 74 MiB that was unfilled before the cell (thread stacks): InFlight is
+// the rest of the block now, Fill the most of it seen.
+func TestFillInFlight(t *testing.T) {
+	l := New(Cgroup, 0)
+	l.Start("a", 1, at(0))
+	steps := []struct {
+		used, unfilled uint64 // MiB
+		inFlight, fill uint64
+	}{
+		{100, 74, 0, 0},
+		{110, 74 + 54, 54, 54}, // a block mapped, 10 MiB of it filled
+		{150, 74 + 14, 14, 54},
+		{164, 74 + 64, 64, 64}, // the next block, just mapped
+		{228, 74, 0, 64},
+		{228, 70, 0, 64}, // a thread ended: less than at the start
+	}
+	for i, s := range steps {
+		l.Observe(Memory{Cgroup: s.used * mib, Unfilled: s.unfilled * mib}, at(20*i))
+		c, _ := l.Current()
+		if c.InFlight() != s.inFlight*mib || c.Fill != s.fill*mib {
+			t.Errorf("step %d: in flight %d MiB, fill %d MiB; want %d, %d", i, c.InFlight()/mib, c.Fill/mib, s.inFlight, s.fill)
+		}
+	}
+}

@@ -21,6 +21,10 @@ type Memory struct {
 	Cgroup uint64 `json:"cgroup,omitzero"`
 	Host   uint64 `json:"host,omitzero"`
 	GPU    uint64 `json:"gpu,omitzero"`
+	// Unfilled is not a figure: what the tree has mapped to write and not
+	// yet touched (proctree.Usage). Its growth in a cell is the fill in
+	// flight, charged to every figure once it is touched.
+	Unfilled uint64 `json:"unfilled,omitzero"`
 }
 
 // Of is the value of one figure.
@@ -36,5 +40,6 @@ func (m Memory) Of(f Figure) uint64 {
 
 // max is the figure-by-figure maximum: each figure keeps its own peak.
 func (m Memory) max(o Memory) Memory {
-	return Memory{Tree: max(m.Tree, o.Tree), Cgroup: max(m.Cgroup, o.Cgroup), Host: max(m.Host, o.Host), GPU: max(m.GPU, o.GPU)}
+	return Memory{Tree: max(m.Tree, o.Tree), Cgroup: max(m.Cgroup, o.Cgroup), Host: max(m.Host, o.Host), GPU: max(m.GPU, o.GPU),
+		Unfilled: max(m.Unfilled, o.Unfilled)}
 }
