@@ -75,13 +75,20 @@ type Input struct {
 	Rate float64
 	// Horizon is how long until the guard sees the next measurement.
 	Horizon time.Duration
-	Done    Done
+	// Fill is the largest fill in flight seen in the cell (ledger.Cell.Fill):
+	// what it maps at a time and fills in C code, which sees an interrupt
+	// only when it is done.
+	Fill uint64
+	Done Done
 }
 
 // Decision is what to do and at which line.
 type Decision struct {
 	Act  Act
 	Line uint64 // the threshold crossed (or about to be)
+	// Room is what the line leaves below the limit when it was moved down
+	// to let the cell finish its fills (see fillLine); 0 if it was not.
+	Room uint64
 }
 
 // Reaction is the time the guard allows itself from a measurement to a
@@ -109,6 +116,7 @@ type trigger struct {
 	act  Act
 	line uint64 // the threshold
 	at   uint64 // the usage that counts as reaching it
+	room uint64 // Decision.Room
 }
 
 // triggers are where Decide acts next on the running cell: the warning,
@@ -124,18 +132,49 @@ func triggers(b Budget, in Input) []trigger {
 		if in.Start >= b.Warn {
 			at = in.Start + Slack(b)
 		}
-		ts = append(ts, trigger{Warn, b.Warn, at})
+		ts = append(ts, trigger{act: Warn, line: b.Warn, at: at})
 	}
 	if line, ok := Line(b, in.Done.Acted); ok {
+		var room uint64
+		if in.Done.Acted == 0 {
+			line, room = fillLine(b, line, in.Fill)
+		}
 		// Never before the warning line: it is as early as the user agreed
 		// to be stopped.
 		at := max(line-min(line, Margin(in.Rate, in.Horizon)), b.Warn)
 		if in.Start+Slack(b) > line {
 			at = in.Start + Slack(b)
 		}
-		ts = append(ts, trigger{action(b.Action), line, at})
+		ts = append(ts, trigger{action(b.Action), line, at, room})
 	}
 	return ts
+}
+
+// fillLine is the first action line moved down, if need be, so that a cell
+// stopped there can still finish the largest fill it was seen making: the
+// user's interrupt thaws it, and the C code filling an array sees the
+// interrupt only once it is done. A fill is first seen part done, by at
+// most the growth between two looks, which the rungs bound near the line
+// (a timer paces the looks as closely where nothing pushes): a rung's step
+// covers it. It also returns the room the line leaves, 0 if it did not
+// move. After the user resumed, the later lines stay where they are: the
+// pause notice said what the fill needs (Short). Never below the warning
+// line: a fill too big for that cannot finish in any case, and Short says
+// so.
+func fillLine(b Budget, line, fill uint64) (uint64, uint64) {
+	moved := b.Limit - min(b.Limit, fill+RungStep(b))
+	if fill == 0 || moved >= line {
+		return line, 0
+	}
+	moved = max(moved, b.Warn)
+	return moved, b.Limit - moved
+}
+
+// Short is how much the fill in flight lacks to finish within the limit
+// at used: an interrupt lets it finish first, so a cell paused with a
+// shortfall is lost to the OOM killer whatever the user chooses.
+func Short(b Budget, used, inFlight uint64) uint64 {
+	return used + inFlight - min(used+inFlight, b.Limit)
 }
 
 // Decide applies the rules of the package comment: what to do now, in
@@ -145,7 +184,7 @@ func Decide(b Budget, in Input) []Decision {
 	var ds []Decision
 	for _, t := range triggers(b, in) {
 		if in.Used >= t.at {
-			ds = append(ds, Decision{Act: t.act, Line: t.line})
+			ds = append(ds, Decision{Act: t.act, Line: t.line, Room: t.room})
 		}
 	}
 	return ds
@@ -177,12 +216,15 @@ const RungsPerGap = 16
 // never below it, so the wake-up comes at the rung or before.
 func Rungs(b Budget) []uint64 {
 	rungs := make([]uint64, 0, RungsPerGap)
-	step := (b.Limit - b.Warn) / RungsPerGap
+	step := RungStep(b)
 	for i := range uint64(RungsPerGap) {
 		rungs = append(rungs, b.Warn+i*step)
 	}
 	return rungs
 }
+
+// RungStep is the growth between two rungs.
+func RungStep(b Budget) uint64 { return (b.Limit - b.Warn) / RungsPerGap }
 
 // Line is the action line after acted actions: the pause threshold, then
 // halfway to the limit each time; false when no line is left (MaxActions

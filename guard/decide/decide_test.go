@@ -23,45 +23,62 @@ func TestDecide(t *testing.T) {
 		want   []Decision
 	}{
 		{"far below", config.Pause, Input{Used: 100 * mib, Start: 50 * mib, Rate: gbps, Horizon: time.Millisecond}, nil},
-		{"warn line reached", config.Pause, Input{Used: 800 * mib, Start: 100 * mib}, []Decision{{Warn, 800 * mib}}},
+		{"warn line reached", config.Pause, Input{Used: 800 * mib, Start: 100 * mib}, []Decision{{Act: Warn, Line: 800 * mib}}},
 		{"warned once already", config.Pause, Input{Used: 900 * mib, Start: 100 * mib, Done: Done{Warned: true}}, nil},
 		{"no warning is predicted", config.Pause, Input{Used: 790 * mib, Start: 100 * mib, Rate: gbps, Horizon: 20 * time.Millisecond}, nil},
-		{"pause line reached", config.Pause, Input{Used: 950 * mib, Start: 100 * mib, Done: Done{Warned: true}}, []Decision{{Pause, 950 * mib}}},
-		{"warning and pause at once", config.Pause, Input{Used: 960 * mib, Start: 100 * mib}, []Decision{{Warn, 800 * mib}, {Pause, 950 * mib}}},
+		{"pause line reached", config.Pause, Input{Used: 950 * mib, Start: 100 * mib, Done: Done{Warned: true}}, []Decision{{Act: Pause, Line: 950 * mib}}},
+		{"warning and pause at once", config.Pause, Input{Used: 960 * mib, Start: 100 * mib}, []Decision{{Act: Warn, Line: 800 * mib}, {Act: Pause, Line: 950 * mib}}},
 		{"too fast for the margin, not yet at the warning line", config.Pause,
 			Input{Used: 700 * mib, Start: 100 * mib, Rate: 14 * gbps, Horizon: 2 * time.Millisecond}, nil},
 		{"too fast for the margin: paused at the warning line", config.Pause,
 			Input{Used: 800 * mib, Start: 100 * mib, Rate: 14 * gbps, Horizon: 2 * time.Millisecond},
-			[]Decision{{Warn, 800 * mib}, {Pause, 950 * mib}}},
+			[]Decision{{Act: Warn, Line: 800 * mib}, {Act: Pause, Line: 950 * mib}}},
 		{"pause predicted within the horizon", config.Pause,
 			Input{Used: 945 * mib, Start: 100 * mib, Rate: 1.6 * gbps, Horizon: 5 * time.Millisecond, Done: Done{Warned: true}},
-			[]Decision{{Pause, 950 * mib}}},
+			[]Decision{{Act: Pause, Line: 950 * mib}}},
 		{"pause not yet predicted", config.Pause,
 			Input{Used: 900 * mib, Start: 100 * mib, Rate: 1.6 * gbps, Horizon: 5 * time.Millisecond, Done: Done{Warned: true}},
 			nil},
 		{"shrinking is not predicted", config.Pause,
 			Input{Used: 949 * mib, Start: 100 * mib, Rate: -gbps, Horizon: time.Second, Done: Done{Warned: true}}, nil},
-		{"interrupt action", config.Interrupt, Input{Used: 951 * mib, Start: 100 * mib, Done: Done{Warned: true}}, []Decision{{Interrupt, 950 * mib}}},
-		{"warn action alerts at the pause line", config.Warn, Input{Used: 951 * mib, Start: 100 * mib, Done: Done{Warned: true}}, []Decision{{Alert, 950 * mib}}},
+		{"interrupt action", config.Interrupt, Input{Used: 951 * mib, Start: 100 * mib, Done: Done{Warned: true}}, []Decision{{Act: Interrupt, Line: 950 * mib}}},
+		{"warn action alerts at the pause line", config.Warn, Input{Used: 951 * mib, Start: 100 * mib, Done: Done{Warned: true}}, []Decision{{Act: Alert, Line: 950 * mib}}},
 		{"after a pause, nothing until halfway to the limit", config.Pause,
 			Input{Used: 970 * mib, Start: 100 * mib, Done: Done{Warned: true, Acted: 1}}, nil},
 		{"after a pause, halfway to the limit", config.Pause,
-			Input{Used: 975 * mib, Start: 100 * mib, Done: Done{Warned: true, Acted: 1}}, []Decision{{Pause, 975 * mib}}},
+			Input{Used: 975 * mib, Start: 100 * mib, Done: Done{Warned: true, Acted: 1}}, []Decision{{Act: Pause, Line: 975 * mib}}},
 		{"no warning after an action", config.Pause,
 			Input{Used: 960 * mib, Start: 100 * mib, Done: Done{Acted: 1}}, nil},
-		{"third line", config.Interrupt, Input{Used: 990 * mib, Start: 100 * mib, Done: Done{Acted: 2}}, []Decision{{Interrupt, 987.5 * mib}}},
+		{"third line", config.Interrupt, Input{Used: 990 * mib, Start: 100 * mib, Done: Done{Acted: 2}}, []Decision{{Act: Interrupt, Line: 987.5 * mib}}},
 		{"lines run out", config.Pause, Input{Used: 999 * mib, Start: 100 * mib, Done: Done{Acted: MaxActions}}, nil},
 		{"started past the warn line, grew little", config.Pause, Input{Used: 830 * mib, Start: 820 * mib}, nil},
-		{"started past the warn line, grew by the slack", config.Pause, Input{Used: 840 * mib, Start: 820 * mib}, []Decision{{Warn, 800 * mib}}},
+		{"started past the warn line, grew by the slack", config.Pause, Input{Used: 840 * mib, Start: 820 * mib}, []Decision{{Act: Warn, Line: 800 * mib}}},
 		// After an interrupt at the pause line, memory stays just below it.
 		{"started just below the pause line, grew little", config.Pause,
 			Input{Used: 951 * mib, Start: 945 * mib, Done: Done{Warned: true}}, nil},
 		{"started just below the pause line, grew by the slack", config.Pause,
-			Input{Used: 964 * mib, Start: 945 * mib, Done: Done{Warned: true}}, []Decision{{Pause, 950 * mib}}},
+			Input{Used: 964 * mib, Start: 945 * mib, Done: Done{Warned: true}}, []Decision{{Act: Pause, Line: 950 * mib}}},
 		{"started past the pause line, grew little", config.Pause,
 			Input{Used: 960 * mib, Start: 955 * mib, Rate: gbps, Horizon: time.Second}, nil},
 		{"started past the pause line, grew by the slack", config.Pause, Input{Used: 975 * mib, Start: 955 * mib},
-			[]Decision{{Warn, 800 * mib}, {Pause, 950 * mib}}},
+			[]Decision{{Act: Warn, Line: 800 * mib}, {Act: Pause, Line: 950 * mib}}},
+		// Rungs of 12.5 MiB: a 64 MiB fill needs the line 76.5 MiB below
+		// the limit.
+		{"a fill in flight moves the pause line down", config.Pause,
+			Input{Used: 924 * mib, Start: 100 * mib, Fill: 64 * mib, Done: Done{Warned: true}},
+			[]Decision{{Act: Pause, Line: 923.5 * mib, Room: 76.5 * mib}}},
+		{"not yet at the moved line", config.Pause,
+			Input{Used: 920 * mib, Start: 100 * mib, Fill: 64 * mib, Done: Done{Warned: true}}, nil},
+		{"a small fill fits above the pause line", config.Pause,
+			Input{Used: 949 * mib, Start: 100 * mib, Fill: 30 * mib, Done: Done{Warned: true}}, nil},
+		{"a fill too big for the warning line: paused there", config.Pause,
+			Input{Used: 800 * mib, Start: 100 * mib, Fill: 400 * mib},
+			[]Decision{{Act: Warn, Line: 800 * mib}, {Act: Pause, Line: 800 * mib, Room: 200 * mib}}},
+		{"the margin counts below the moved line", config.Interrupt,
+			Input{Used: 915 * mib, Start: 100 * mib, Fill: 64 * mib, Rate: gbps, Horizon: 0, Done: Done{Warned: true}},
+			[]Decision{{Act: Interrupt, Line: 923.5 * mib, Room: 76.5 * mib}}},
+		{"after the user resumed, the next line stays", config.Pause,
+			Input{Used: 970 * mib, Start: 100 * mib, Fill: 64 * mib, Done: Done{Warned: true, Acted: 1}}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -165,5 +182,19 @@ func TestRungs(t *testing.T) {
 	}
 	if step != (b.Limit-b.Warn)/RungsPerGap {
 		t.Errorf("step %d", step)
+	}
+}
+
+func TestShort(t *testing.T) {
+	b := budget(config.Pause)
+	for _, tt := range []struct{ used, inFlight, want uint64 }{
+		{900 * mib, 150 * mib, 50 * mib},
+		{900 * mib, 100 * mib, 0},
+		{900 * mib, 0, 0},
+		{1010 * mib, 0, 10 * mib},
+	} {
+		if got := Short(b, tt.used, tt.inFlight); got != tt.want {
+			t.Errorf("Short(%d MiB used, %d MiB in flight) = %d MiB, want %d", tt.used/mib, tt.inFlight/mib, got/mib, tt.want/mib)
+		}
 	}
 }

@@ -12,6 +12,11 @@
 //     guard sees the next measurement (the horizon) and has stopped the
 //     tree (Reaction): acting a little early beats overshooting into the
 //     OOM killer. Never before the warning line, though.
+//   - The first action line leaves room below the limit for the largest
+//     fill the cell was seen making (Input.Fill): a cell stopped in the
+//     middle of filling an array finishes it before it sees the user's
+//     interrupt. Where a fill cannot finish even so, Short says by how
+//     much, for the notice.
 //   - After each action (the user resumed and the cell goes on growing),
 //     the next action line is halfway between the last one and the limit,
 //     for at most MaxActions lines per cell: the guard never lets a cell run
