@@ -27,6 +27,13 @@ type Facts struct {
 	Growth int64   // what the running cell added
 	Rate   float64 // how fast it grows now
 	Again  bool    // the guard already acted in this cell
+	// Fill is the most the cell was seen mapping at a time; Room is what
+	// Line leaves below the budget for it when the line was moved down
+	// for it (decide.Decision.Room), else 0.
+	Fill, Room uint64
+	// Short is how much the fill in flight lacks to finish within the
+	// budget (decide.Short); InFlight is that fill's unfilled rest.
+	Short, InFlight uint64
 }
 
 // Warning is posted when the warning threshold is crossed.
@@ -45,11 +52,16 @@ func Warning(f Facts) string {
 	)
 }
 
-// Paused is posted once the kernel's processes are stopped.
+// Paused is posted once the kernel's processes are stopped. It promises
+// that an interrupt keeps the kernel only if the fill in flight can finish
+// (see Unsaved).
 func Paused(f Facts) string {
 	head := "jupyter-guard paused the kernel before it ran out of memory."
 	if f.Again {
 		head = "jupyter-guard paused the kernel again before it ran out of memory."
+	}
+	if f.Short > 0 {
+		return Unsaved(f, head)
 	}
 	resume := "continue anyway; it will not be paused again in this cell, and the OOM killer may kill it."
 	if f.Next > 0 {
@@ -67,14 +79,55 @@ func Paused(f Facts) string {
 	)
 }
 
+// Unsaved is the pause notice when the fill in flight cannot finish within
+// the budget: the C code filling an array sees an interrupt only when it is
+// done, so no choice keeps the variables unless memory is freed outside the
+// kernel, where the budget counts more than the kernel (cgroup, host).
+func Unsaved(f Facts, head string) string {
+	l := []string{
+		head,
+		"  " + f.usage() + ";",
+		"  " + f.reached("pause") + ".",
+		f.fillShort() + ".",
+		"An interrupt (■) or guardctl resume lets that fill finish first: the OOM killer would kill the kernel, and its variables would be lost.",
+		"What can be done:",
+		"  Restart the kernel (Kernel > Restart Kernel): it keeps nothing, but the notebook goes on; run the cell again in smaller pieces.",
+	}
+	if f.Figure != ledger.Tree {
+		l = append(l, "  Or free "+size(f.Short)+" outside this kernel ("+f.outside()+"), then interrupt (■): the kernel and its variables survive.")
+	}
+	return lines(l...)
+}
+
 // Interrupted is posted when action=interrupt stopped the cell.
 func Interrupted(f Facts) string {
-	return lines(
+	l := []string{
 		"jupyter-guard interrupted this cell to save the kernel from running out of memory.",
-		"  "+f.usage()+";",
-		"  "+f.reached("interrupt")+".",
+		"  " + f.usage() + ";",
+		"  " + f.reached("interrupt") + ".",
 		"The kernel and its variables are kept. Free memory (del big variables) or work in smaller pieces before running it again.",
-	)
+	}
+	if f.Short > 0 {
+		l = append(l[:3], f.fillShort()+".",
+			"The interrupt lands only once that fill is done: the OOM killer will likely kill the kernel first, and its variables would be lost.")
+	}
+	return lines(l...)
+}
+
+// fillShort is e.g. "It is filling 300 MiB it allocated at once, and only
+// 124 MiB is left: 176 MiB short".
+func (f Facts) fillShort() string {
+	left := f.Budget - min(f.Budget, f.Used)
+	return fmt.Sprintf("It is filling %s it allocated at once, and only %s is left: %s short", size(f.InFlight), size(left), size(f.Short))
+}
+
+// outside is where memory counted against the budget but not the kernel's
+// can be: what else runs under the same limit.
+func (f Facts) outside() string {
+	if f.Figure == ledger.Host {
+		return "other programs on this machine"
+	}
+	return "another kernel or process under the same limit"
 }
 
 // Alert is posted at the pause threshold when action=warn: nothing will
@@ -134,10 +187,14 @@ func (f Facts) reached(kind string) string {
 	if f.growing() {
 		s += ", growing at " + size(uint64(f.Rate)) + "/s"
 	}
-	if f.Used < f.Line {
-		return s + ": too fast to wait for the " + kind + " line (" + size(f.Line) + ")"
+	line := size(f.Line)
+	if f.Room > 0 {
+		line += ", lowered for the " + size(f.Fill) + " it fills at a time"
 	}
-	return s + ", and reached the " + kind + " line (" + size(f.Line) + ")"
+	if f.Used < f.Line {
+		return s + ": too fast to wait for the " + kind + " line (" + line + ")"
+	}
+	return s + ", and reached the " + kind + " line (" + line + ")"
 }
 
 func (f Facts) added() string {

@@ -42,6 +42,18 @@ func TestGolden(t *testing.T) {
 	resumed.Used = 1470 * mib
 	early := paused
 	early.Used, early.Growth, early.Rate = 1180*mib, 1150*mib, 13.6*gib
+	// 64 MiB NumPy blocks under 1 GiB: the line moved down for them.
+	blocks := Facts{Used: 941 * mib, Budget: 1024 * mib, Figure: ledger.Cgroup, Source: "cgroup v1 /jupyter/kernel-1",
+		Action: config.Pause, Line: 938 * mib, Next: 998 * mib, Growth: 820 * mib, Rate: 362 * mib,
+		Fill: 64 * mib, Room: 86 * mib, InFlight: 40 * mib}
+	// One np.ones of 300 MiB started at 900 MiB.
+	unsaved := blocks
+	unsaved.Used, unsaved.Growth, unsaved.Line, unsaved.Room = 920*mib, 20*mib, 819*mib, 205*mib
+	unsaved.Fill, unsaved.InFlight, unsaved.Short = 300*mib, 280*mib, 176*mib
+	unsavedTree := unsaved
+	unsavedTree.Figure, unsavedTree.Source = ledger.Tree, "JUPYTER_GUARD_LIMIT"
+	unsavedInterrupt := unsaved
+	unsavedInterrupt.Action = config.Interrupt
 
 	for name, text := range map[string]string{
 		"warning":                Warning(cgroupFacts),
@@ -50,6 +62,10 @@ func TestGolden(t *testing.T) {
 		"paused":                 Paused(paused),
 		"paused-again-last":      Paused(again),
 		"paused-early":           Paused(early),
+		"paused-blocks":          Paused(blocks),
+		"paused-unsaved":         Paused(unsaved),
+		"paused-unsaved-tree":    Paused(unsavedTree),
+		"interrupted-unsaved":    Interrupted(unsavedInterrupt),
 		"interrupted":            Interrupted(interrupted),
 		"alert":                  Alert(alert),
 		"resumed":                Resumed(resumed),
