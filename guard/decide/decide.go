@@ -75,9 +75,9 @@ type Input struct {
 	Rate float64
 	// Horizon is how long until the guard sees the next measurement.
 	Horizon time.Duration
-	// Fill is the largest fill in flight seen in the cell (ledger.Cell.Fill):
+	// Fill is the largest fill the cell was seen finishing (ledger.Cell.Fill):
 	// what it maps at a time and fills in C code, which sees an interrupt
-	// only when it is done.
+	// only when it is done. The next may start at any moment.
 	Fill uint64
 	Done Done
 }
@@ -151,7 +151,8 @@ func triggers(b Budget, in Input) []trigger {
 }
 
 // fillLine is the first action line moved down, if need be, so that a cell
-// stopped there can still finish the largest fill it was seen making: the
+// stopped there can still finish a fill as large as the largest it
+// finished, which it may have just started: the
 // user's interrupt thaws it, and the C code filling an array sees the
 // interrupt only once it is done. A fill is first seen part done, by at
 // most the growth between two looks, which the rungs bound near the line

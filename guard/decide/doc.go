@@ -12,8 +12,8 @@
 //     guard sees the next measurement (the horizon) and has stopped the
 //     tree (Reaction): acting a little early beats overshooting into the
 //     OOM killer. Never before the warning line, though.
-//   - The first action line leaves room below the limit for the largest
-//     fill the cell was seen making (Input.Fill): a cell stopped in the
+//   - The first action line leaves room below the limit for a fill as large
+//     as the largest the cell finished (Input.Fill): a cell stopped in the
 //     middle of filling an array finishes it before it sees the user's
 //     interrupt. Where a fill cannot finish even so, Short says by how
 //     much, for the notice.

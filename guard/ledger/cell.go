@@ -44,9 +44,13 @@ type Cell struct {
 	// second; Fastest the steepest growth between two measurements.
 	Rate    float64 `json:"rate"`
 	Fastest float64 `json:"fastest"`
-	// Fill is the largest fill in flight seen in the cell (see InFlight):
-	// how much the cell maps at a time, and so how much a stopped cell may
-	// still add when it is let go, whatever it is told.
+	// Fill is the largest fill the cell was seen finishing (see InFlight):
+	// a cell that filled one array and goes on may be about to map the
+	// next, and a cell stopped in it adds the rest of it when let go,
+	// whatever it is told. A fill counts as finished when the next one
+	// starts (what is in flight grows) or nothing is left in flight; a
+	// single big fill that ends the cell never counts, so a cell that
+	// fits is not stopped for it.
 	Fill uint64 `json:"fill,omitzero"`
 
 	// Actions are what the guard did in the cell, in order.
@@ -58,6 +62,8 @@ type Cell struct {
 	anchorAt time.Time // and its time
 	measured bool
 	rated    bool
+	filling  uint64 // the most seen in flight of the fill under way
+	inFlight uint64 // in flight at the latest measurement
 }
 
 // Action is one thing the guard did in a cell: a warning, a pause, an
@@ -83,6 +89,19 @@ func (c *Cell) InFlight() uint64 { return inFlight(c.Start, c.last) }
 
 func inFlight(start, now Memory) uint64 { return now.Unfilled - min(now.Unfilled, start.Unfilled) }
 
+// followFill takes the fill in flight now. More than before means a new
+// mapping: the fill before it is done. Nothing means no fill is under way.
+// Either way the fill seen so far is finished, and its largest rest seen is
+// its size (less what was filled before the first look at it).
+func (c *Cell) followFill(now uint64) {
+	if now > c.inFlight || now == 0 {
+		c.Fill = max(c.Fill, c.filling)
+		c.filling = 0
+	}
+	c.filling = max(c.filling, now)
+	c.inFlight = now
+}
+
 // rateWindow is the time constant of Rate: long enough to smooth the
 // jitter of single samples, short enough to follow a cell that speeds up.
 const rateWindow = time.Second
@@ -103,7 +122,7 @@ func (c *Cell) observe(m Memory, at time.Time, f Figure) {
 	}
 	c.Peak = c.Peak.max(m)
 	c.last = m
-	c.Fill = max(c.Fill, inFlight(c.Start, m))
+	c.followFill(inFlight(c.Start, m))
 	c.Growth = int64(m.Of(f)) - int64(c.Start.Of(f))
 	if dt := at.Sub(c.anchorAt); dt >= minRateInterval {
 		r := (float64(m.Of(f)) - float64(c.anchor.Of(f))) / dt.Seconds()

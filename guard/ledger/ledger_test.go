@@ -304,7 +304,7 @@ func TestAMeasurementTakenBeforeTheEndDoesNotEndTheCell(t *testing.T) {
 
 // TestFillInFlight: 64 MiB blocks mapped whole and filled in steps, over
 // 74 MiB that was unfilled before the cell (thread stacks): InFlight is
-// the rest of the block now, Fill the most of it seen.
+// the rest of the block now, Fill the largest finished, as seen.
 func TestFillInFlight(t *testing.T) {
 	l := New(Cgroup, 0)
 	l.Start("a", 1, at(0))
@@ -313,11 +313,12 @@ func TestFillInFlight(t *testing.T) {
 		inFlight, fill uint64
 	}{
 		{100, 74, 0, 0},
-		{110, 74 + 54, 54, 54}, // a block mapped, 10 MiB of it filled
-		{150, 74 + 14, 14, 54},
-		{164, 74 + 64, 64, 64}, // the next block, just mapped
-		{228, 74, 0, 64},
-		{228, 70, 0, 64}, // a thread ended: less than at the start
+		{110, 74 + 54, 54, 0}, // a block mapped, 10 MiB of it filled
+		{150, 74 + 14, 14, 0},
+		{164, 74 + 60, 60, 54}, // the next block: the first is done
+		{170, 74 + 54, 54, 54},
+		{228, 74, 0, 60}, // done, nothing in flight
+		{228, 70, 0, 60}, // a thread ended: less than at the start
 	}
 	for i, s := range steps {
 		l.Observe(Memory{Cgroup: s.used * mib, Unfilled: s.unfilled * mib}, at(20*i))
@@ -325,5 +326,20 @@ func TestFillInFlight(t *testing.T) {
 		if c.InFlight() != s.inFlight*mib || c.Fill != s.fill*mib {
 			t.Errorf("step %d: in flight %d MiB, fill %d MiB; want %d, %d", i, c.InFlight()/mib, c.Fill/mib, s.inFlight, s.fill)
 		}
+	}
+}
+
+// TestOneBigFillIsNotABlock: a cell that fills one 700 MiB array has no
+// finished fill while it runs: the guard must not stop it early for a next
+// one that never comes.
+func TestOneBigFillIsNotABlock(t *testing.T) {
+	l := New(Tree, 0)
+	l.Start("a", 1, at(0))
+	l.Observe(Memory{Tree: 100 * mib}, at(0))
+	for i, filled := range []uint64{0, 100, 300, 500, 690} {
+		l.Observe(Memory{Tree: (100 + filled) * mib, Unfilled: (700 - filled) * mib}, at(10+10*i))
+	}
+	if c, _ := l.Current(); c.Fill != 0 || c.InFlight() != 10*mib {
+		t.Errorf("fill %d MiB, in flight %d MiB; want none finished, 10 MiB in flight", c.Fill/mib, c.InFlight()/mib)
 	}
 }
