@@ -410,7 +410,7 @@ func (g *Guard) release(why string) bool {
 		used := c.Last().Of(g.budget.Figure)
 		g.ledger.Act(id, ledger.Action{Time: time.Now(), Kind: why, Used: used})
 		if why == decide.Resumed {
-			text = notice.Resumed(g.facts(&c, used, 0))
+			text = notice.Resumed(g.facts(&c, used, c.InFlight(), decide.Decision{}))
 		}
 	}
 	g.mu.Unlock()
@@ -508,10 +508,14 @@ func (g *Guard) sampled(s sampler.Sample) time.Duration {
 	// anything, the notices can wait a millisecond, the memory cannot. An
 	// interrupt pauses first too, so the cell stops growing at once; the
 	// supervisor's interrupt thaws it.
-	act := p.decisions[len(p.decisions)-1].Act
+	last := p.decisions[len(p.decisions)-1]
+	act := last.Act
 	if act == decide.Pause || act == decide.Interrupt {
 		if g.pause(s, p.cell, p.thaws) {
 			p.wait = 0 // nothing to sample until it is thawed
+			if t, ok := g.stoppedText(s, p.cell, last); ok {
+				p.texts[len(p.texts)-1] = t
+			}
 		} else if act == decide.Pause {
 			p.texts = p.texts[:len(p.texts)-1] // not paused: say nothing of a pause
 		}
@@ -550,7 +554,7 @@ func (g *Guard) plan(s sampler.Sample) (plan, bool) {
 		// become its cells' last measurement.
 		return plan{}, false
 	}
-	mem := ledger.Memory{Tree: s.Tree, Host: s.Host, GPU: s.GPU}
+	mem := ledger.Memory{Tree: s.Tree, Host: s.Host, GPU: s.GPU, Unfilled: s.Unfilled}
 	if s.HasCgroup {
 		mem.Cgroup = s.Cgroup.WorkingSet
 	}
@@ -570,7 +574,7 @@ func (g *Guard) plan(s sampler.Sample) (plan, bool) {
 	used := mem.Of(b.Figure)
 	// The horizon includes how long this process was lately kept from
 	// running: on a busy machine the next look comes that much later.
-	in := decide.Input{Used: used, Start: cell.Start.Of(b.Figure), Rate: cell.Rate, Done: doneIn(cell),
+	in := decide.Input{Used: used, Start: cell.Start.Of(b.Figure), Rate: cell.Rate, Fill: cell.Fill, Done: doneIn(cell),
 		Horizon: sampler.PushLatency + s.Lag}
 	room, pending := decide.Headroom(b, in)
 	g.arm(b)
@@ -588,9 +592,10 @@ func (g *Guard) plan(s sampler.Sample) (plan, bool) {
 	p.decisions = decide.Decide(b, in)
 	for _, d := range p.decisions {
 		g.ledger.Act(cell.MsgID, ledger.Action{Time: s.Time, Kind: d.Act.String(), Used: used})
-		p.texts = append(p.texts, text(d.Act, g.facts(cell, used, d.Line)))
-		g.log.Printf("memory guard: %s in cell %s at %s (line %s, %s, growing at %s/s)", d.Act, cell.MsgID,
-			units.FormatBytes(used), units.FormatBytes(d.Line), b.Figure, units.FormatBytes(uint64(max(0, cell.Rate))))
+		p.texts = append(p.texts, text(d.Act, g.facts(cell, used, cell.InFlight(), d)))
+		g.log.Printf("memory guard: %s in cell %s at %s (line %s, %s, growing at %s/s, filling %s of up to %s at a time)",
+			d.Act, cell.MsgID, units.FormatBytes(used), units.FormatBytes(d.Line), b.Figure,
+			units.FormatBytes(uint64(max(0, cell.Rate))), units.FormatBytes(cell.InFlight()), units.FormatBytes(cell.Fill))
 	}
 	return p, true
 }
@@ -609,7 +614,7 @@ func (g *Guard) lateWarning(c *ledger.Cell) (string, bool) {
 	}
 	g.ledger.Act(c.MsgID, ledger.Action{Time: time.Now(), Kind: decide.Warn.String(), Used: used})
 	g.log.Printf("memory guard: warn in cell %s at its end, at %s (%s)", c.MsgID, units.FormatBytes(used), b.Figure)
-	return notice.Warning(g.facts(c, used, b.Warn)), true
+	return notice.Warning(g.facts(c, used, c.InFlight(), decide.Decision{Act: decide.Warn, Line: b.Warn})), true
 }
 
 // text is the notice for an act.
@@ -667,12 +672,13 @@ func doneIn(c *ledger.Cell) decide.Done {
 	return decide.Tally(kinds)
 }
 
-// facts are a notice's numbers for cell c, its actions so far included.
-// Call with g.mu held.
-func (g *Guard) facts(c *ledger.Cell, used, line uint64) notice.Facts {
+// facts are a notice's numbers for cell c at used with inFlight still to
+// fill, for decision d, its actions so far included. Call with g.mu held.
+func (g *Guard) facts(c *ledger.Cell, used, inFlight uint64, d decide.Decision) notice.Facts {
 	b := g.budget
 	done := doneIn(c)
 	next, _ := decide.Line(b, done.Acted) // after a warning: the pause line
 	return notice.Facts{Used: used, Budget: b.Limit, Figure: b.Figure, Source: b.Source, Action: b.Action,
-		Line: line, Next: next, Growth: c.Growth, Rate: c.Rate, Again: done.Acted > 1}
+		Line: d.Line, Next: next, Growth: c.Growth, Rate: c.Rate,
+		Again: done.Acted > 1, Fill: c.Fill, Room: d.Room, InFlight: inFlight, Short: decide.Short(b, used, inFlight)}
 }

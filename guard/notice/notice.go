@@ -114,11 +114,12 @@ func Interrupted(f Facts) string {
 	return lines(l...)
 }
 
-// fillShort is e.g. "It is filling 300 MiB it allocated at once, and only
-// 124 MiB is left: 176 MiB short".
+// fillShort is e.g. "It is in the middle of filling memory it allocated at
+// once: 225 MiB still to fill, and only 49 MiB left (176 MiB short)".
 func (f Facts) fillShort() string {
 	left := f.Budget - min(f.Budget, f.Used)
-	return fmt.Sprintf("It is filling %s it allocated at once, and only %s is left: %s short", size(f.InFlight), size(left), size(f.Short))
+	return fmt.Sprintf("It is in the middle of filling memory it allocated at once: %s still to fill, and only %s left (%s short)",
+		size(f.InFlight), size(left), size(f.Short))
 }
 
 // outside is where memory counted against the budget but not the kernel's

@@ -46,10 +46,10 @@ func TestGolden(t *testing.T) {
 	blocks := Facts{Used: 941 * mib, Budget: 1024 * mib, Figure: ledger.Cgroup, Source: "cgroup v1 /jupyter/kernel-1",
 		Action: config.Pause, Line: 938 * mib, Next: 998 * mib, Growth: 820 * mib, Rate: 362 * mib,
 		Fill: 64 * mib, Room: 86 * mib, InFlight: 40 * mib}
-	// One np.ones of 300 MiB started at 900 MiB.
+	// One np.ones of 300 MiB started at 900 MiB, paused at the pause line.
 	unsaved := blocks
-	unsaved.Used, unsaved.Growth, unsaved.Line, unsaved.Room = 920*mib, 20*mib, 819*mib, 205*mib
-	unsaved.Fill, unsaved.InFlight, unsaved.Short = 300*mib, 280*mib, 176*mib
+	unsaved.Used, unsaved.Growth, unsaved.Line, unsaved.Room = 975*mib, 75*mib, 973*mib, 0
+	unsaved.Fill, unsaved.InFlight, unsaved.Short = 0, 225*mib, 176*mib
 	unsavedTree := unsaved
 	unsavedTree.Figure, unsavedTree.Source = ledger.Tree, "JUPYTER_GUARD_LIMIT"
 	unsavedInterrupt := unsaved
