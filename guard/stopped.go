@@ -2,6 +2,7 @@ package guard
 
 import (
 	"github.com/jupyter-guard/jupyter-guard/guard/decide"
+	"github.com/jupyter-guard/jupyter-guard/guard/ledger"
 	"github.com/jupyter-guard/jupyter-guard/guard/proctree"
 	"github.com/jupyter-guard/jupyter-guard/guard/sampler"
 	"github.com/jupyter-guard/jupyter-guard/guard/units"
@@ -30,7 +31,7 @@ func (g *Guard) stoppedText(s sampler.Sample, id string, d decide.Decision) (str
 		return "", false
 	}
 	used := c.Last().Of(g.budget.Figure) + now.RSS - min(now.RSS, s.Tree)
-	inFlight := now.Unfilled - min(now.Unfilled, c.Start.Unfilled)
+	inFlight := c.InFlightAt(ledger.Memory{Tree: now.RSS, Unfilled: now.Unfilled})
 	f := g.facts(&c, used, inFlight, d)
 	g.log.Printf("memory guard: stopped at %s with %s still to fill; %s short of finishing it",
 		units.FormatBytes(used), units.FormatBytes(inFlight), units.FormatBytes(f.Short))

@@ -48,9 +48,8 @@ type Cell struct {
 	// a cell that filled one array and goes on may be about to map the
 	// next, and a cell stopped in it adds the rest of it when let go,
 	// whatever it is told. A fill counts as finished when the next one
-	// starts (what is in flight grows) or nothing is left in flight; a
-	// single big fill that ends the cell never counts, so a cell that
-	// fits is not stopped for it.
+	// starts or nothing is left in flight; a single big fill that ends the
+	// cell never counts, so a cell that fits is not stopped for it.
 	Fill uint64 `json:"fill,omitzero"`
 
 	// Actions are what the guard did in the cell, in order.
@@ -62,8 +61,7 @@ type Cell struct {
 	anchorAt time.Time // and its time
 	measured bool
 	rated    bool
-	filling  uint64 // the most seen in flight of the fill under way
-	inFlight uint64 // in flight at the latest measurement
+	fills    fills
 }
 
 // Action is one thing the guard did in a cell: a warning, a pause, an
@@ -82,25 +80,13 @@ func (c *Cell) Header() []byte { return c.header }
 func (c *Cell) Last() Memory { return c.last }
 
 // InFlight is what the cell has mapped and not yet filled at its latest
-// measurement: the growth of the tree's unfilled memory since it started.
-// A NumPy array being filled counts its untouched rest; the C code filling
-// it sees no interrupt until it is done.
-func (c *Cell) InFlight() uint64 { return inFlight(c.Start, c.last) }
+// measurement (see fills): a NumPy array being filled counts its untouched
+// rest, and the C code filling it sees no interrupt until it is done.
+func (c *Cell) InFlight() uint64 { return c.fills.inFlight }
 
-func inFlight(start, now Memory) uint64 { return now.Unfilled - min(now.Unfilled, start.Unfilled) }
-
-// followFill takes the fill in flight now. More than before means a new
-// mapping: the fill before it is done. Nothing means no fill is under way.
-// Either way the fill seen so far is finished, and its largest rest seen is
-// its size (less what was filled before the first look at it).
-func (c *Cell) followFill(now uint64) {
-	if now > c.inFlight || now == 0 {
-		c.Fill = max(c.Fill, c.filling)
-		c.filling = 0
-	}
-	c.filling = max(c.filling, now)
-	c.inFlight = now
-}
+// InFlightAt is what would be in flight at a measurement m taken after the
+// latest one, which is not recorded: the guard's look at a stopped tree.
+func (c *Cell) InFlightAt(m Memory) uint64 { return c.fills.next(c.last, m).inFlight }
 
 // rateWindow is the time constant of Rate: long enough to smooth the
 // jitter of single samples, short enough to follow a cell that speeds up.
@@ -121,8 +107,9 @@ func (c *Cell) observe(m Memory, at time.Time, f Figure) {
 		return
 	}
 	c.Peak = c.Peak.max(m)
+	c.fills = c.fills.next(c.last, m)
+	c.Fill = c.fills.largest
 	c.last = m
-	c.followFill(inFlight(c.Start, m))
 	c.Growth = int64(m.Of(f)) - int64(c.Start.Of(f))
 	if dt := at.Sub(c.anchorAt); dt >= minRateInterval {
 		r := (float64(m.Of(f)) - float64(c.anchor.Of(f))) / dt.Seconds()

@@ -302,44 +302,106 @@ func TestAMeasurementTakenBeforeTheEndDoesNotEndTheCell(t *testing.T) {
 	}
 }
 
-// TestFillInFlight: 64 MiB blocks mapped whole and filled in steps, over
-// 74 MiB that was unfilled before the cell (thread stacks): InFlight is
-// the rest of the block now, Fill the largest finished, as seen.
-func TestFillInFlight(t *testing.T) {
-	l := New(Cgroup, 0)
+// fillSteps observes a cell measurement by measurement, in MiB of tree RSS
+// and unfilled memory, and checks what is in flight and the largest fill
+// done after each.
+func fillSteps(t *testing.T, steps [][4]uint64) {
+	t.Helper()
+	l := New(Tree, 0)
 	l.Start("a", 1, at(0))
-	steps := []struct {
-		used, unfilled uint64 // MiB
-		inFlight, fill uint64
-	}{
-		{100, 74, 0, 0},
-		{110, 74 + 54, 54, 0}, // a block mapped, 10 MiB of it filled
-		{150, 74 + 14, 14, 0},
-		{164, 74 + 60, 60, 54}, // the next block: the first is done
-		{170, 74 + 54, 54, 54},
-		{228, 74, 0, 60}, // done, nothing in flight
-		{228, 70, 0, 60}, // a thread ended: less than at the start
-	}
 	for i, s := range steps {
-		l.Observe(Memory{Cgroup: s.used * mib, Unfilled: s.unfilled * mib}, at(20*i))
+		l.Observe(Memory{Tree: s[0] * mib, Unfilled: s[1] * mib}, at(20*i))
 		c, _ := l.Current()
-		if c.InFlight() != s.inFlight*mib || c.Fill != s.fill*mib {
-			t.Errorf("step %d: in flight %d MiB, fill %d MiB; want %d, %d", i, c.InFlight()/mib, c.Fill/mib, s.inFlight, s.fill)
+		if c.InFlight() != s[2]*mib || c.Fill != s[3]*mib {
+			t.Errorf("step %d: in flight %d MiB, fill %d MiB; want %d, %d", i, c.InFlight()/mib, c.Fill/mib, s[2], s[3])
 		}
 	}
 }
 
-// TestOneBigFillIsNotABlock: a cell that fills one 700 MiB array has no
-// finished fill while it runs: the guard must not stop it early for a next
-// one that never comes.
+// TestFillInFlight: 64 MiB blocks mapped whole and filled, over 74 MiB
+// that was unfilled before the cell (thread stacks).
+func TestFillInFlight(t *testing.T) {
+	fillSteps(t, [][4]uint64{
+		// tree, unfilled; in flight, fill
+		{100, 74, 0, 0},
+		{110, 74 + 54, 54, 0}, // a block mapped, 10 MiB of it filled
+		{150, 74 + 14, 14, 0},
+		// The next block, 4 MiB filled: the first is done, and its size is
+		// what was mapped with it, the look after it having filled little.
+		{168, 74 + 60, 60, 64},
+		{228, 74, 0, 64},
+		{228, 70, 0, 64}, // a thread ended: less than at the start
+	})
+}
+
+// TestBlocksBetweenSparseLooks: far below the lines the looks are sparse,
+// and blocks of 64 MiB come and go between two of them: a fill is one
+// block, seen as what is unfilled at a look, never the growth in between.
+// Closer looks near the lines see more of one.
+func TestBlocksBetweenSparseLooks(t *testing.T) {
+	fillSteps(t, [][4]uint64{
+		{100, 74, 0, 0},
+		{140, 74 + 24, 24, 0},  // block 1, 40 MiB filled
+		{400, 74 + 20, 20, 24}, // blocks 2-4 come and go, block 5 has 20 MiB left
+		{456, 74 + 28, 28, 24}, // block 6
+		{470, 74 + 14, 14, 24},
+		{484, 74 + 64, 64, 28}, // block 7, just mapped
+		{548, 74, 0, 28},
+		{560, 74 + 52, 52, 64}, // block 8
+	})
+}
+
+// TestAnImportIsNotAFill: NumPy's first import maps 70 MiB it never fills,
+// with the first block: it counts as in flight until the next fill begins
+// with it still unfilled.
+func TestAnImportIsNotAFill(t *testing.T) {
+	fillSteps(t, [][4]uint64{
+		{100, 74, 0, 0},
+		{110, 74 + 70 + 54, 124, 0},
+		{160, 74 + 70 + 4, 74, 0},
+		{170, 74 + 70 + 58, 128, 0}, // 4 MiB of block 1, 6 of block 2; 64 MiB left
+		{220, 74 + 70 + 8, 78, 0},
+		{234, 74 + 70 + 58, 64, 64}, // left again, unshrunk: not a fill; block 2 is done
+		{284, 74 + 70 + 8, 14, 64},
+		{298, 74 + 70 + 58, 64, 64},
+	})
+}
+
+// TestAFillGoesOnPastAThread: a 300 MiB fill during which a thread maps its
+// 8 MiB stack: the fill is not done, and what is left of it still counts.
+func TestAFillGoesOnPastAThread(t *testing.T) {
+	fillSteps(t, [][4]uint64{
+		{100, 74, 0, 0},
+		{120, 74 + 280, 280, 0},
+		{170, 74 + 230 + 8, 238, 0},
+		{230, 74 + 170 + 8, 178, 0},
+		{270, 74 + 130 + 16, 146, 0}, // another stack: the rest shrank, still a fill
+	})
+}
+
+// TestOneBigFillIsNotABlock: a cell that fills one 700 MiB array and stops
+// has no fill done: the guard must not stop it early for a next one that
+// never comes.
 func TestOneBigFillIsNotABlock(t *testing.T) {
-	l := New(Tree, 0)
-	l.Start("a", 1, at(0))
-	l.Observe(Memory{Tree: 100 * mib}, at(0))
-	for i, filled := range []uint64{0, 100, 300, 500, 690} {
-		l.Observe(Memory{Tree: (100 + filled) * mib, Unfilled: (700 - filled) * mib}, at(10+10*i))
-	}
-	if c, _ := l.Current(); c.Fill != 0 || c.InFlight() != 10*mib {
-		t.Errorf("fill %d MiB, in flight %d MiB; want none finished, 10 MiB in flight", c.Fill/mib, c.InFlight()/mib)
-	}
+	fillSteps(t, [][4]uint64{
+		{100, 0, 0, 0},
+		{100, 700, 700, 0},
+		{300, 500, 500, 0},
+		{790, 10, 10, 0},
+		{800, 0, 0, 0},
+		{800, 1, 1, 0}, // an arena after it, mapped, untouched
+	})
+}
+
+// TestABigFillAfterAnImport: the import's 60 MiB are left when a 750 MiB
+// fill begins, and a thread's stack is mapped during it: what is left then
+// is the import's and the fill's rest, which is still under way.
+func TestABigFillAfterAnImport(t *testing.T) {
+	fillSteps(t, [][4]uint64{
+		{100, 74, 0, 0},
+		{105, 74 + 60, 60, 0},
+		{115, 74 + 60 + 740, 800, 0},
+		{415, 74 + 60 + 440 + 8, 508, 0},
+		{615, 74 + 60 + 240 + 16, 316, 0},
+	})
 }

@@ -1,0 +1,74 @@
+package ledger
+
+// minFill is the least a measurement must find newly mapped to count it as
+// a new fill: Python maps its own arenas (up to 1 MiB) all the time, and a
+// fill smaller than this needs no room of its own.
+const minFill = 4 << 20
+
+// fills follows what a cell maps and fills, from the tree's unfilled memory
+// and its RSS (proctree.Usage), one measurement after another. Between two
+// measurements the tree filled at least what its RSS grew, and mapped that
+// plus what its unfilled memory grew. Fills are taken to run one after the
+// other, as a cell's code runs: what the tree filled went first to the
+// rest of the fill before, then to the new one.
+type fills struct {
+	// inFlight is the unfilled rest of the fills under way.
+	inFlight uint64
+	// size is the size of the fill under way, as far as it can be told
+	// (see sizeOf); latest is the same for the latest mapping, which may
+	// have come while that fill went on.
+	size, latest uint64
+	// left is what was still unfilled of the fills before when the latest
+	// began. Memory a library maps and never fills (NumPy's first import
+	// maps some 70 MiB of OpenBLAS buffers) looks like a fill when it is
+	// mapped. The newest mapping is filled first, so when the next fill
+	// begins with just that much still unfilled, the latest fill is done
+	// and the rest below it did not shrink: it is such memory, and no
+	// longer counts.
+	left uint64
+	// largest is the largest fill done (see Cell.Fill).
+	largest uint64
+}
+
+// next is what the fills are at measurement m, after prev.
+func (f fills) next(prev, m Memory) fills {
+	grew := int64(m.Unfilled) - int64(prev.Unfilled)
+	filled := max(0, int64(m.Tree)-int64(prev.Tree))
+	mapped := grew + filled
+	if mapped < minFill {
+		f.inFlight = uint64(max(0, int64(f.inFlight)+grew))
+		return f
+	}
+	// A new fill: it began once the rest of the one before was filled.
+	finished := min(int64(f.inFlight), filled)
+	rest := uint64(int64(f.inFlight) - finished)
+	size := f.size
+	if f.left > 0 && rest+minFill >= f.left && rest <= f.left+minFill {
+		// Unfilled since the latest mapping: not a fill, and the fill
+		// done is that mapping's.
+		rest, size = 0, f.latest
+	}
+	f.latest = sizeOf(mapped, filled, filled-finished)
+	if rest == 0 {
+		// The fill before is done: one fill followed by another. A fill
+		// still under way (a thread's stack mapped meanwhile) goes on.
+		f.largest = max(f.largest, size)
+		f.size = f.latest
+	}
+	f.left = rest
+	f.inFlight = rest + uint64(mapped-(filled-finished))
+	return f
+}
+
+// sizeOf is the size of a fill that began between two looks, in which the
+// tree mapped mapped and filled filled, into of it. Filling less than half
+// of what was mapped, the tree mapped one fill in between, of that size:
+// two or more would be all filled but the last. Otherwise it is what is
+// left of the last one, less than its size by what was filled before the
+// look; the looks come closer near the lines, and so does that.
+func sizeOf(mapped, filled, into int64) uint64 {
+	if 2*filled < mapped {
+		return uint64(mapped)
+	}
+	return uint64(mapped - into)
+}
