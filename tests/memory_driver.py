@@ -75,6 +75,22 @@ def bounded(usage_file: Path, target: int) -> str:
             "time.sleep(0.5)\nprint('grew to', sum(map(len, blocks)) >> 20, 'MiB')\n")
 
 
+def hold(usage: int, target: int) -> str:
+    """A cell that fills one array of what takes the group from usage to
+    target, and keeps it: one fill that ends by itself between the lines."""
+    return f"import numpy as np\nhold = np.ones({max(0, target - usage)}, dtype=np.uint8)\n"
+
+
+def too_big(usage: int, limit: int) -> str:
+    """One np.ones of 128 MiB more than the group has left: a fill no pause
+    can save, since the interrupt lands only once it is done."""
+    return f"import numpy as np\nbig = np.ones({limit - usage + 128 * MiB}, dtype=np.uint8)\n"
+
+
+# Works whether the kernel kept both or died and was restarted with neither.
+RELEASE_FILL = "hold = big = None\n"
+
+
 def tree(root: int) -> list[dict]:
     """root's descendants (not root) with their states, parents first."""
     out, todo = [], [root]
@@ -190,6 +206,19 @@ SCENARIOS = {
 }
 
 
+def cells(d: Driver, cfg: dict) -> tuple[str, str, bool, dict | None]:
+    """A repetition's growing cell, the cell that gives its memory back,
+    whether to interrupt on the pause notice, and what the setup cell run
+    first said (None if there is none)."""
+    if cfg["scenario"] == "bounded":
+        return bounded(d.cg.dir / "memory.usage_in_bytes", cfg["target"]), RELEASE, False, None
+    if cfg["scenario"] == "too-big":
+        # Between the lines first, then one fill that cannot fit.
+        held = d.run(hold(d.cg.usage(), cfg["target"]))
+        return too_big(d.cg.usage(), int(d.cg.read("memory.limit_in_bytes"))), RELEASE_FILL, True, held
+    return *SCENARIOS[cfg["scenario"]], None
+
+
 def main(cfg: dict) -> dict:
     d = Driver(cfg)
     out: dict = {"driver_pid": os.getpid(), "proxy_pid": d.proxy, "reps": []}
@@ -197,12 +226,11 @@ def main(cfg: dict) -> dict:
         out["in_cgroup"] = sorted(d.cg.procs())
         out["tree"] = tree(d.proxy)
         out["set"] = d.run("kept = 42")
-        if cfg["scenario"] == "bounded":
-            cell, release, interrupt = bounded(d.cg.dir / "memory.usage_in_bytes", cfg["target"]), RELEASE, False
-        else:
-            cell, release, interrupt = SCENARIOS[cfg["scenario"]]
         for _ in range(cfg["reps"]):
+            cell, release, interrupt, held = cells(d, cfg)
             rep = d.grow(cell, interrupt)
+            if held is not None:
+                rep["hold"] = held
             rep["kept"] = d.run("print(kept)")
             rep["release"] = d.run(release)
             rep["usage_released"] = d.cg.usage()

@@ -63,6 +63,8 @@ def as_jupyter_starts_it(**settings):
 WARNING = "jupyter-guard: memory warning."
 PAUSED = "jupyter-guard paused the kernel before it ran out of memory."
 INTERRUPTED = "jupyter-guard interrupted this cell to save the kernel from running out of memory."
+# The pause notice when the fill in flight cannot finish within the budget.
+UNSAVED = "lets that fill finish first: the OOM killer would kill the kernel"
 
 
 def stderr_of(cell) -> str:
