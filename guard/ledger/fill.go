@@ -21,10 +21,8 @@ type fills struct {
 	// left is what was still unfilled of the fills before when the latest
 	// began. Memory a library maps and never fills (NumPy's first import
 	// maps some 70 MiB of OpenBLAS buffers) looks like a fill when it is
-	// mapped. The newest mapping is filled first, so when the next fill
-	// begins with just that much still unfilled, the latest fill is done
-	// and the rest below it did not shrink: it is such memory, and no
-	// longer counts.
+	// mapped. When the next fill begins with the latest done and what was
+	// left below it not shrunk, that is such memory, and no longer counts.
 	left uint64
 	// largest is the largest fill done (see Cell.Fill).
 	largest uint64
@@ -39,16 +37,24 @@ func (f fills) next(prev, m Memory) fills {
 		f.inFlight = uint64(max(0, int64(f.inFlight)+grew))
 		return f
 	}
-	// A new fill: it began once the rest of the one before was filled.
-	finished := min(int64(f.inFlight), filled)
-	rest := uint64(int64(f.inFlight) - finished)
+	// A new fill. Under way were the rest of the latest fill and, below
+	// it, what was left of the fills before (old), filled newest first:
+	// the latest fill is finished, then the new one fills, and only what
+	// the tree filled beyond both was the old's.
+	old := min(int64(f.left), int64(f.inFlight))
+	newer := int64(f.inFlight) - old
+	done := min(newer, filled)
+	into := min(filled-done, mapped)
+	old -= min(old, filled-done-into)
+	newer -= done
 	size := f.size
-	if f.left > 0 && rest+minFill >= f.left && rest <= f.left+minFill {
-		// Unfilled since the latest mapping: not a fill, and the fill
-		// done is that mapping's.
-		rest, size = 0, f.latest
+	if newer == 0 && old > 0 && old+minFill >= int64(f.left) {
+		// Left unfilled since the latest fill began: not a fill, and the
+		// fill done is the latest's.
+		old, size = 0, f.latest
 	}
-	f.latest = sizeOf(mapped, filled, filled-finished)
+	f.latest = sizeOf(mapped, filled, into)
+	rest := uint64(old + newer)
 	if rest == 0 {
 		// The fill before is done: one fill followed by another. A fill
 		// still under way (a thread's stack mapped meanwhile) goes on.
@@ -56,7 +62,7 @@ func (f fills) next(prev, m Memory) fills {
 		f.size = f.latest
 	}
 	f.left = rest
-	f.inFlight = rest + uint64(mapped-(filled-finished))
+	f.inFlight = rest + uint64(mapped-into)
 	return f
 }
 
