@@ -99,3 +99,27 @@ class MemoryCgroup:
                 if time.monotonic() > deadline:
                     raise RuntimeError(f"could not remove {self.dir}; remove it by hand") from None
                 time.sleep(0.05)  # killed tasks hold the group until they are gone
+
+
+class MemoryCgroupV2(MemoryCgroup):
+    """A cgroup v2 group read as the driver reads a MemoryCgroup: the group
+    the cgroup-v2 guest (../shared/cgroup-v2/run-in-v2.sh) runs a command
+    in, made and removed by the harness. The guest's kernel (6.1) cannot
+    reset memory.peak: peak is the group's since it was made."""
+
+    def oom_kills(self) -> int:
+        return int(dict(line.split() for line in self.read("memory.events").splitlines()).get("oom_kill", 0))
+
+    def usage(self) -> int:
+        return int(self.read("memory.current"))
+
+    def working_set(self) -> int:
+        raw = self.usage()
+        stat = dict(line.split() for line in self.read("memory.stat").splitlines())
+        return raw - min(raw, int(stat["inactive_file"]))
+
+    def peak(self) -> int:
+        return int(self.read("memory.peak"))
+
+    def reset_peak(self):
+        pass

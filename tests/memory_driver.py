@@ -22,6 +22,7 @@ from pathlib import Path
 import zmq
 from jupyter_client.manager import KernelManager
 
+from memcg import MemoryCgroupV2
 from support import START_TIMEOUT, MemoryCgroup, children_of, execute, proc_stat
 
 MiB = 1 << 20
@@ -40,7 +41,14 @@ STEADY = "import time\nblocks = []\nwhile True:\n    blocks.append(b'x' * (32 <<
 # that does not read, so the guard's notices queue behind it if they can.
 PRINTING = ("import time\nblocks = []\nwhile True:\n    blocks.append(b'x' * (32 << 20))\n"
             "    print('.' * 100_000, flush=True)\n    time.sleep(0.02)\n")
-FAST = "import numpy as np\nblocks = []\nwhile True:\n    blocks.append(np.ones(64 << 20, dtype=np.uint8))\n"
+
+
+def fast(mib: int) -> str:
+    """Blocks of mib MiB as fast as NumPy fills them."""
+    return f"import numpy as np\nblocks = []\nwhile True:\n    blocks.append(np.ones({mib} << 20, dtype=np.uint8))\n"
+
+
+
 # fork: the worker's function lives in the kernel's __main__, which a
 # spawned or forkserver child could not import.
 WORKER = ("import multiprocessing as mp, time\n"
@@ -124,7 +132,7 @@ class Driver:
     def __init__(self, cfg: dict):
         self.cfg = cfg
         self.zctx = zmq.Context()
-        self.cg = MemoryCgroup(Path(cfg["cgroup"]))
+        self.cg = (MemoryCgroupV2 if cfg.get("v2") else MemoryCgroup)(Path(cfg["cgroup"]))
         self.log = open(cfg["log"], "wb")
         self.km = KernelManager(kernel_name=cfg["kernel"])
         self.km.start_kernel(stdout=self.log, stderr=self.log)
@@ -174,7 +182,8 @@ class Driver:
                 rep.update(seconds_to_pause=paused_at - started, usage_at_pause=self.cg.usage(),
                            tree_at_pause=tree(self.proxy))
                 time.sleep(WATCH_PAUSED)
-                rep.update(usage_paused_later=self.cg.usage(), tree_paused_later=tree(self.proxy))
+                rep.update(usage_paused_later=self.cg.usage(), tree_paused_later=tree(self.proxy),
+                           working_set_paused_later=self.cg.working_set())
                 if interrupt_on_pause:
                     self.km.interrupt_kernel()
             if m["msg_type"] == "status" and c["execution_state"] == "idle":
@@ -199,10 +208,11 @@ SCENARIOS = {
     # name: (growing cell, cell that gives its memory back, interrupt on the pause notice)
     "steady": (STEADY, RELEASE, True),
     "printing": (PRINTING, RELEASE, True),
-    "fast": (FAST, RELEASE, True),
+    "fast": (fast(64), RELEASE, True),
+    "fast32": (fast(32), RELEASE, True),
     "worker": (WORKER, RELEASE_WORKER, True),
     "steady-uninterrupted": (STEADY, RELEASE, False),
-    "fast-uninterrupted": (FAST, RELEASE, False),
+    "fast-uninterrupted": (fast(64), RELEASE, False),
 }
 
 
