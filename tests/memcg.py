@@ -62,21 +62,28 @@ class MemoryCgroup:
     def procs(self) -> list[int]:
         return [int(p) for p in self.read("cgroup.procs").split()]
 
+    # Where v1 keeps what the tests read; MemoryCgroupV2 names v2's.
+    OOM_EVENTS, USAGE, INACTIVE_FILE, PEAK = ("memory.oom_control", "memory.usage_in_bytes", "total_inactive_file",
+                                              "memory.max_usage_in_bytes")
+
+    def keyed(self, name: str) -> dict[str, int]:
+        """A file of "key value" lines."""
+        return {k: int(v) for k, v in (line.split() for line in self.read(name).splitlines())}
+
     def oom_kills(self) -> int:
-        return int(dict(line.split() for line in self.read("memory.oom_control").splitlines()).get("oom_kill", 0))
+        return self.keyed(self.OOM_EVENTS).get("oom_kill", 0)
 
     def usage(self) -> int:
-        return int(self.read("memory.usage_in_bytes"))
+        return int(self.read(self.USAGE))
 
     def working_set(self) -> int:
         """Usage minus inactive page cache, as the guard counts it."""
         raw = self.usage()
-        stat = dict(line.split() for line in self.read("memory.stat").splitlines())
-        return raw - min(raw, int(stat["total_inactive_file"]))
+        return raw - min(raw, self.keyed("memory.stat")[self.INACTIVE_FILE])
 
     def peak(self) -> int:
         """The highest usage since the group was made or reset_peak."""
-        return int(self.read("memory.max_usage_in_bytes"))
+        return int(self.read(self.PEAK))
 
     def reset_peak(self):
         (self.dir / "memory.max_usage_in_bytes").write_text("0")
@@ -107,19 +114,7 @@ class MemoryCgroupV2(MemoryCgroup):
     in, made and removed by the harness. The guest's kernel (6.1) cannot
     reset memory.peak: peak is the group's since it was made."""
 
-    def oom_kills(self) -> int:
-        return int(dict(line.split() for line in self.read("memory.events").splitlines()).get("oom_kill", 0))
-
-    def usage(self) -> int:
-        return int(self.read("memory.current"))
-
-    def working_set(self) -> int:
-        raw = self.usage()
-        stat = dict(line.split() for line in self.read("memory.stat").splitlines())
-        return raw - min(raw, int(stat["inactive_file"]))
-
-    def peak(self) -> int:
-        return int(self.read("memory.peak"))
+    OOM_EVENTS, USAGE, INACTIVE_FILE, PEAK = "memory.events", "memory.current", "inactive_file", "memory.peak"
 
     def reset_peak(self):
         pass
