@@ -24,6 +24,10 @@ type fills struct {
 	// mapped. When the next fill begins with the latest done and what was
 	// left below it not shrunk, that is such memory, and no longer counts.
 	left uint64
+	// credit is what the latest fill's rest may be overstated by: what
+	// its look's interval filled went to the fills before it, all of which
+	// may have been the new one's.
+	credit uint64
 	// largest is the largest fill done (see Cell.Fill).
 	largest uint64
 }
@@ -47,6 +51,10 @@ func (f fills) next(prev, m Memory) fills {
 	into := min(filled-done, mapped)
 	old -= min(old, filled-done-into)
 	newer -= done
+	if newer <= int64(f.credit) {
+		newer = 0 // done: what is left is the overstatement
+	}
+	f.credit = uint64(done)
 	size := f.size
 	if newer == 0 && old > 0 && old+minFill >= int64(f.left) {
 		// Left unfilled since the latest fill began: not a fill, and the
