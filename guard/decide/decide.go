@@ -152,16 +152,16 @@ func triggers(b Budget, in Input) []trigger {
 
 // fillLine is the first action line moved down, if need be, so that a cell
 // stopped there can still finish a fill as large as the largest it
-// finished, which it may have just started: the
-// user's interrupt thaws it, and the C code filling an array sees the
-// interrupt only once it is done. A fill is first seen part done, by at
-// most the growth between two looks, which the rungs bound near the line
-// (a timer paces the looks as closely where nothing pushes): a rung's step
-// covers it. It also returns the room the line leaves, 0 if it did not
-// move. After the user resumed, the later lines stay where they are: the
-// pause notice said what the fill needs (Short). Never below the warning
-// line: a fill too big for that cannot finish in any case, and Short says
-// so.
+// finished, which it may have just begun: the user's interrupt thaws it,
+// and the C code filling an array sees the interrupt only once it is done.
+// A fill may be sized short by what was filled before the guard first saw
+// it, at most the growth between two looks, which the rungs bound near the
+// line (a timer paces the looks as closely where nothing pushes): a rung's
+// step covers it. It also returns the room the line leaves, 0 if it did
+// not move. After the user resumed, the later lines stay where they are:
+// the pause notice said what the fill needs (Short). Never below the
+// warning line: a fill too big for that cannot finish in any case, and
+// Short says so.
 func fillLine(b Budget, line, fill uint64) (uint64, uint64) {
 	moved := b.Limit - min(b.Limit, fill+RungStep(b))
 	if fill == 0 || moved >= line {

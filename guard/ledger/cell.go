@@ -48,8 +48,8 @@ type Cell struct {
 	// a cell that filled one array and goes on may be about to map the
 	// next, and a cell stopped in it adds the rest of it when let go,
 	// whatever it is told. A fill counts as finished when the next one
-	// starts or nothing is left in flight; a single big fill that ends the
-	// cell never counts, so a cell that fits is not stopped for it.
+	// begins (see fills): a single big fill that ends the cell never
+	// counts, so a cell that fits is not stopped for it.
 	Fill uint64 `json:"fill,omitzero"`
 
 	// Actions are what the guard did in the cell, in order.
