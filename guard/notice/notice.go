@@ -43,14 +43,21 @@ func Warning(f Facts) string {
 		config.Interrupt: "interrupt the cell",
 		config.Warn:      "warn again",
 	}[f.Action]
-	return lines(
+	l := []string{
 		"jupyter-guard: memory warning.",
-		"  "+f.usage()+";",
-		"  "+f.growth()+".",
+		"  " + f.usage() + ";",
+		"  " + f.growth() + ".",
 		fmt.Sprintf("If it keeps growing, jupyter-guard will %s at %s, before the OOM killer would kill the kernel.", then, size(f.Next)),
 		"To stop it now, interrupt the cell (■); the kernel and its variables are kept.",
-	)
+	}
+	if f.Short > 0 {
+		l = append(l[:4], f.fillShort()+".", lostAnyway)
+	}
+	return lines(l...)
 }
+
+// lostAnyway is what a fill that cannot finish means for the user's choice.
+const lostAnyway = "An interrupt (■) or guardctl resume lets that fill finish first: the OOM killer would kill the kernel, and its variables would be lost."
 
 // Paused is posted once the kernel's processes are stopped. It promises
 // that an interrupt keeps the kernel only if the fill in flight can finish
@@ -89,7 +96,7 @@ func Unsaved(f Facts, head string) string {
 		"  " + f.usage() + ";",
 		"  " + f.reached("pause") + ".",
 		f.fillShort() + ".",
-		"An interrupt (■) or guardctl resume lets that fill finish first: the OOM killer would kill the kernel, and its variables would be lost.",
+		lostAnyway,
 		"What can be done:",
 		"  Restart the kernel (Kernel > Restart Kernel): it keeps nothing, but the notebook goes on; run the cell again in smaller pieces.",
 	}

@@ -59,6 +59,7 @@ func TestGolden(t *testing.T) {
 		"warning":                Warning(cgroupFacts),
 		"warning-tree-interrupt": Warning(tree),
 		"warning-host-warn":      Warning(host),
+		"warning-unsaved":        Warning(unsaved),
 		"paused":                 Paused(paused),
 		"paused-again-last":      Paused(again),
 		"paused-early":           Paused(early),
