@@ -65,6 +65,8 @@ PAUSED = "jupyter-guard paused the kernel before it ran out of memory."
 INTERRUPTED = "jupyter-guard interrupted this cell to save the kernel from running out of memory."
 # The pause notice when the fill in flight cannot finish within the budget.
 UNSAVED = "lets that fill finish first: the OOM killer would kill the kernel"
+# An action line moved down to leave room for the fills a cell makes.
+LOWERED = ", lowered for the "
 
 
 def stderr_of(cell) -> str:
