@@ -42,6 +42,9 @@ func (s *Supervisor) died(proc *child.Process, w *witness) (stop bool) {
 	ev.Cell = s.cellOf(run)
 	ev.Memory = s.memoryStory(ev.Cell)
 	ev.GPUDriver = s.guard.GPUDriver().String()
+	info := s.kernelInfo()
+	ev.Kernel, ev.Language = info.name(), info.LanguageInfo.Name
+	ev.Interrupt = s.interruptBefore(proc.Pid)
 	d := s.diagnose(ev)
 	s.cfg.Log.Printf("kernel pid %d died: %s", proc.Pid, d.Evalue)
 	s.logDeath(d)
@@ -203,4 +206,16 @@ func (s *Supervisor) fail(r proxy.Request, rep *report, count int, announce bool
 	}
 	s.reply(r, rep.errorContent(count))
 	s.publish(r.Header, "status", map[string]string{"execution_state": "idle"})
+}
+
+// interruptBefore is the interrupt passed to kernel pid within
+// diagnosis.InterruptWindow, if any.
+func (s *Supervisor) interruptBefore(pid int) *diagnosis.Interrupt {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	in := s.interrupted
+	if in.pid != pid || time.Since(in.at) > diagnosis.InterruptWindow {
+		return nil
+	}
+	return &diagnosis.Interrupt{At: in.at, ByGuard: in.byGuard}
 }

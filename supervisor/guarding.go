@@ -1,7 +1,6 @@
 package supervisor
 
 import (
-	"encoding/json"
 	"errors"
 	"syscall"
 	"time"
@@ -28,15 +27,18 @@ func (v voice) Stream(parent []byte, name, text string) {
 
 func (v voice) Interrupt() {
 	if proc := v.s.currentProc(); proc != nil {
-		v.s.interrupt(proc)
+		v.s.interrupt(proc, true)
 	}
 }
 
 // interrupt interrupts a kernel, paused or not, as the wrapped kernelspec
 // says. By signal: SIGINT to its process group first, then thaw, so a
 // paused cell wakes up to the interrupt instead of to more allocating. By
-// message: thaw first, since a stopped kernel answers no message.
-func (s *Supervisor) interrupt(proc *child.Process) {
+// message: thaw first, since a stopped kernel answers no message. byGuard
+// says it is the guard's own action, for the diagnosis of a kernel that
+// dies of it.
+func (s *Supervisor) interrupt(proc *child.Process, byGuard bool) {
+	s.noteInterrupt(proc.Pid, byGuard)
 	if s.byMessage() {
 		s.guard.Thaw()
 		if err := s.proxy.Request(proxy.Control, "interrupt_request", map[string]any{}); err != nil {
@@ -83,11 +85,7 @@ func (s *Supervisor) byMessage() bool {
 	if s.cfg.InterruptMode != "message" {
 		return false
 	}
-	var info struct {
-		Implementation string `json:"implementation"`
-	}
-	_ = json.Unmarshal(s.proxy.KernelInfo(), &info) // none yet: by message
-	return !(info.Implementation == "ipython" && s.guard.Paused())
+	return !(s.kernelInfo().Implementation == "ipython" && s.guard.Paused())
 }
 
 // memoryStory is the ledger's account of the kernel's memory, for a death
@@ -194,4 +192,12 @@ func (s *Supervisor) gpuState() (gpus []control.GPU, unknown string) {
 		gpus = append(gpus, c)
 	}
 	return gpus, unknown
+}
+
+// noteInterrupt remembers an interrupt passed to kernel pid, for the
+// diagnosis of a kernel that dies of it.
+func (s *Supervisor) noteInterrupt(pid int, byGuard bool) {
+	s.mu.Lock()
+	s.interrupted = interruptSent{pid: pid, at: time.Now(), byGuard: byGuard}
+	s.mu.Unlock()
 }

@@ -23,14 +23,18 @@ func (s *Supervisor) FromFrontend(ch proxy.Channel, m *wire.Message, h wire.Head
 		}
 		return s.currentProc() != nil
 	case ch == proxy.Control && h.MsgType == "interrupt_request":
+		proc := s.currentProc()
 		if s.byMessage() {
+			if proc != nil {
+				s.noteInterrupt(proc.Pid, false)
+			}
 			s.guard.Thaw()
 			return true // the kernel takes it as a message
 		}
 		// The wrapped kernel takes interrupts as signals, or its message
 		// would only be a signal too (byMessage).
-		if proc := s.currentProc(); proc != nil {
-			s.interrupt(proc)
+		if proc != nil {
+			s.interrupt(proc, false)
 		}
 		s.reply(req, map[string]any{"status": "ok"})
 		return false
