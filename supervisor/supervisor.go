@@ -133,13 +133,13 @@ func (s *Supervisor) runChild(connFile string) (stop bool) {
 	ci, err := childConnection(s.cfg.Conn, connFile)
 	var proc *child.Process
 	if err == nil {
-		stdout, stderr := w.outputs()
+		stdout, stderr, fault := w.outputs()
 		proc, err = child.Start(child.Spec{
 			Argv:   childArgv(s.cfg.Argv, s.cfg.ConnFile, connFile, s.cfg.ResourceDir),
 			Env:    childEnv(s.cfg.Env),
 			Stdout: stdout,
 			Stderr: stderr,
-			Extra:  []io.Writer{stderr}, // faultFD: faulthandler's report joins stderr
+			Extra:  []io.Writer{fault}, // faultFD: faulthandler's report joins stderr
 		})
 	}
 	if err != nil {
