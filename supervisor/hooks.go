@@ -3,6 +3,7 @@ package supervisor
 import (
 	"encoding/json"
 
+	"github.com/jupyter-guard/jupyter-guard/guard/diagnosis"
 	"github.com/jupyter-guard/jupyter-guard/proxy"
 	"github.com/jupyter-guard/jupyter-guard/proxy/wire"
 )
@@ -161,4 +162,15 @@ func (s *Supervisor) takeNextCellReport() *report {
 	rep := s.nextCell
 	s.nextCell = nil
 	return rep
+}
+
+// Unserved answers a request that no kernel will see: the restarts
+// stopped while it waited for one.
+func (s *Supervisor) Unserved(r proxy.Request) {
+	rep := s.gaveUpReport()
+	if rep == nil { // a restart is under way again; ask again
+		rep = &report{Ename: diagnosis.Ename, Evalue: "No kernel was running when this request came: try again."}
+		rep.Traceback = []string{"jupyter-guard: " + rep.Evalue}
+	}
+	s.fail(r, rep, 0, true)
 }

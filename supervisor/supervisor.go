@@ -238,6 +238,7 @@ func (s *Supervisor) waitAfterGivingUp() (stop bool) {
 			s.mu.Lock()
 			s.gaveUp, s.deaths = nil, nil
 			s.mu.Unlock()
+			s.proxy.Hold()
 			return false
 		case sig := <-s.signals:
 			if sig == syscall.SIGTERM || sig == syscall.SIGHUP {
