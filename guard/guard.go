@@ -78,6 +78,8 @@ type Guard struct {
 	gpuWarned string
 	paused    string // msg_id of the cell whose pause holds the kernel, "" if none
 	thaws     int    // counts thaws: a pause decided before one is dropped
+	// interruptEnds names the kernel when an interrupt ends it.
+	interruptEnds string
 }
 
 type post struct {
@@ -356,6 +358,15 @@ func (g *Guard) CellFinished(msgID string) {
 	}
 	g.speaking.Lock() // a sample being handled may still post into the cell
 	g.speaking.Unlock()
+}
+
+// SetInterruptEnds tells the guard that an interrupt ends the attached
+// kernel instead of its cell, naming it ("xeus-python 0.19.0"); "" when it
+// survives one. The notices then say so before anyone interrupts it.
+func (g *Guard) SetInterruptEnds(kernel string) {
+	g.mu.Lock()
+	g.interruptEnds = kernel
+	g.mu.Unlock()
 }
 
 // Paused tells whether the guard holds the kernel stopped.
@@ -680,5 +691,6 @@ func (g *Guard) facts(c *ledger.Cell, used, inFlight uint64, d decide.Decision) 
 	next, _ := decide.Line(b, done.Acted) // after a warning: the pause line
 	return notice.Facts{Used: used, Budget: b.Limit, Figure: b.Figure, Source: b.Source, Action: b.Action,
 		Line: d.Line, Next: next, Growth: c.Growth, Rate: c.Rate,
-		Again: done.Acted > 1, Fill: c.Fill, Room: d.Room, InFlight: inFlight, Short: decide.Short(b, used, inFlight)}
+		Again: done.Acted > 1, Fill: c.Fill, Room: d.Room, InFlight: inFlight, Short: decide.Short(b, used, inFlight),
+		InterruptEnds: g.interruptEnds}
 }

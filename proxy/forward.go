@@ -36,6 +36,12 @@ func (p *Proxy) fromFrontend(ch Channel, frames [][]byte) {
 	}
 	p.inflight.add(ch, m, h)
 	k, err := p.current()
+	if errors.Is(err, errNoKernel) {
+		if r, ok := p.inflight.answered(h.MsgID); ok {
+			p.hooks.Unserved(r)
+		}
+		return
+	}
 	if err != nil {
 		return
 	}

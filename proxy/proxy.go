@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"sync"
@@ -24,7 +25,13 @@ type Hooks interface {
 	// parent is the decoded parent_header (zero if it is empty); state is a
 	// status message's execution_state, decoded once for both ("" otherwise).
 	FromKernel(ch Channel, m *wire.Message, h, parent wire.Header, state string)
+	// Unserved gets a request that was waiting for a kernel when GiveUp
+	// said none is coming, or came after it: the hook answers it.
+	Unserved(r Request)
 }
+
+// errNoKernel: GiveUp said no kernel is coming.
+var errNoKernel = errors.New("no kernel is coming")
 
 // Proxy forwards between the frontends and the current child kernel.
 type Proxy struct {
@@ -47,7 +54,8 @@ type Proxy struct {
 
 	mu       sync.Mutex
 	kernel   *kernelSockets // nil while no kernel is attached
-	attached chan struct{}  // closed while a kernel is attached
+	attached chan struct{}  // closed while a kernel is attached, or after GiveUp
+	noKernel bool           // GiveUp: none is coming
 	// kernelInfo is the content of the kernel's answer to the nudge.
 	kernelInfo []byte
 }
@@ -115,7 +123,11 @@ func (p *Proxy) Attach(ctx context.Context, ci kernelspec.ConnectionInfo, ready 
 	ready()
 	p.mu.Lock()
 	p.kernel = k
-	close(p.attached)
+	if p.noKernel { // GiveUp closed it already
+		p.noKernel = false
+	} else {
+		close(p.attached)
+	}
 	p.mu.Unlock()
 	return nil
 }
@@ -141,14 +153,39 @@ func (p *Proxy) Detach(drain time.Duration) (pending []Request, busy [][]byte) {
 	return p.inflight.drain()
 }
 
+// GiveUp tells requests waiting for a kernel, and those that come until
+// the next Attach, that none is coming: each goes to Hooks.Unserved
+// instead of waiting for ever on its frontend socket's reading goroutine.
+func (p *Proxy) GiveUp() {
+	p.mu.Lock()
+	if p.kernel == nil && !p.noKernel {
+		p.noKernel = true
+		close(p.attached) // wakes the waiters; Attach makes a new one
+	}
+	p.mu.Unlock()
+}
+
+// Hold undoes GiveUp: requests wait for the next kernel again.
+func (p *Proxy) Hold() {
+	p.mu.Lock()
+	if p.noKernel {
+		p.noKernel = false
+		p.attached = make(chan struct{})
+	}
+	p.mu.Unlock()
+}
+
 // current returns the attached kernel's sockets, waiting for one if needed.
 func (p *Proxy) current() (*kernelSockets, error) {
 	for {
 		p.mu.Lock()
-		k, attached := p.kernel, p.attached
+		k, attached, none := p.kernel, p.attached, p.noKernel
 		p.mu.Unlock()
 		if k != nil {
 			return k, nil
+		}
+		if none {
+			return nil, errNoKernel
 		}
 		select {
 		case <-attached:

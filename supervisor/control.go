@@ -72,7 +72,7 @@ func (s *Supervisor) Interrupt() error {
 	if proc == nil {
 		return errNoKernel
 	}
-	s.interrupt(proc)
+	s.interrupt(proc, false)
 	return nil
 }
 

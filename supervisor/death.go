@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/jupyter-guard/jupyter-guard/control"
 	"github.com/jupyter-guard/jupyter-guard/guard/diagnosis"
 	"github.com/jupyter-guard/jupyter-guard/guard/units"
+	"github.com/jupyter-guard/jupyter-guard/kernelspec"
 	"github.com/jupyter-guard/jupyter-guard/proxy"
 	"github.com/jupyter-guard/jupyter-guard/proxy/wire"
 )
@@ -42,6 +44,9 @@ func (s *Supervisor) died(proc *child.Process, w *witness) (stop bool) {
 	ev.Cell = s.cellOf(run)
 	ev.Memory = s.memoryStory(ev.Cell)
 	ev.GPUDriver = s.guard.GPUDriver().String()
+	info := s.kernelInfo()
+	ev.Kernel, ev.Language = info.name(), info.LanguageInfo.Name
+	ev.Interrupt = s.interruptBefore(proc.Pid)
 	d := s.diagnose(ev)
 	s.cfg.Log.Printf("kernel pid %d died: %s", proc.Pid, d.Evalue)
 	s.logDeath(d)
@@ -101,16 +106,27 @@ func (s *Supervisor) afterDeath(pending []proxy.Request, busy [][]byte, run *pro
 	s.mu.Lock()
 	if gaveUp {
 		s.gaveUp = &report{Ename: rep.Ename, Evalue: fmt.Sprintf(
-			"This cell did not run: the kernel died %d times within %s and jupyter-guard stopped restarting it.",
+			"This request was not run: the kernel died %d times within %s and jupyter-guard stopped restarting it.",
 			len(s.deaths), units.FormatDuration(s.cfg.Guard.RestartWindow))}
 		s.gaveUp.Traceback = []string{"jupyter-guard: " + s.gaveUp.Evalue,
-			"The last death is explained in the cell it happened in. Fix the cause, then restart the kernel from the Kernel menu."}
+			"The last death is explained in the cell it happened in, and in the log. Fix the cause, then restart the kernel from the Kernel menu."}
 	}
 	if run == nil {
 		s.nextCell = rep // told in the next cell the user runs
 	}
+	last := s.gaveUp
 	s.mu.Unlock()
 	s.closeRequests(pending, busy, run, count, rep)
+	if gaveUp { // no next kernel will answer those waiting for one
+		s.proxy.GiveUp()
+		s.mu.Lock()
+		waiters := s.infoWaiters
+		s.infoWaiters = nil
+		s.mu.Unlock()
+		for _, r := range waiters {
+			s.fail(r, last, 0, false)
+		}
+	}
 	if !gaveUp {
 		s.publish(nil, "status", map[string]string{"execution_state": "starting"})
 	}
@@ -201,6 +217,45 @@ func (s *Supervisor) fail(r proxy.Request, rep *report, count int, announce bool
 	if r.MsgType == "execute_request" {
 		s.publish(r.Header, "error", map[string]any{"ename": rep.Ename, "evalue": rep.Evalue, "traceback": rep.Traceback})
 	}
-	s.reply(r, rep.errorContent(count))
+	content := rep.errorContent(count)
+	if r.MsgType == "kernel_info_request" {
+		s.asKernelInfo(content, rep)
+	}
+	s.reply(r, content)
 	s.publish(r.Header, "status", map[string]string{"execution_state": "idle"})
+}
+
+// asKernelInfo makes an error reply a kernel_info_reply a client can read:
+// jupyter_client takes protocol_version from every one (KeyError without
+// it), frontends the language. They are the kernel's last answer's, else
+// the wrapped kernelspec's.
+func (s *Supervisor) asKernelInfo(content map[string]any, rep *report) {
+	content["protocol_version"] = wire.Protocol
+	content["implementation"] = "jupyter-guard"
+	content["implementation_version"] = ""
+	content["banner"] = rep.Evalue
+	var last struct {
+		LanguageInfo json.RawMessage `json:"language_info"`
+	}
+	if json.Unmarshal(s.proxy.KernelInfo(), &last) == nil && last.LanguageInfo != nil {
+		content["language_info"] = last.LanguageInfo
+		return
+	}
+	lang := map[string]string{"name": ""}
+	if spec, err := kernelspec.ReadSpec(s.cfg.ResourceDir); err == nil {
+		lang["name"] = spec.Language
+	}
+	content["language_info"] = lang
+}
+
+// interruptBefore is the interrupt passed to kernel pid within
+// diagnosis.InterruptWindow, if any.
+func (s *Supervisor) interruptBefore(pid int) *diagnosis.Interrupt {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	in := s.interrupted
+	if in.pid != pid || time.Since(in.at) > diagnosis.InterruptWindow {
+		return nil
+	}
+	return &diagnosis.Interrupt{At: in.at, ByGuard: in.byGuard}
 }

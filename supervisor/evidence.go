@@ -18,25 +18,38 @@ type witness struct {
 	group          *cgroup.Group
 	oomBefore      diagnosis.OOMCounter
 	captured       []*capturedOutput // the kernel's own stdout/stderr pipes
-	out, err       io.Writer         // the proxy's tees of the child's output
+	// heardOut and heardErr take the stream messages' text (heard).
+	heardOut, heardErr io.Writer
 }
 
 // newWitness opens the kernel log before the child exists, so every record
 // about it is read.
 func newWitness() *witness {
 	kmsg, _ := diagnosis.NewKmsgWatcher() // unreadable (as in most containers): no kernel-log evidence
-	return &witness{
+	w := &witness{
 		kmsg:   kmsg,
 		stdout: diagnosis.NewTail(64<<10, 1000),
 		stderr: diagnosis.NewTail(64<<10, 1000),
 	}
+	w.heardOut, w.heardErr = w.stdout.Source(), w.stderr.Source()
+	return w
 }
 
 // outputs tee the child's output to the proxy's own (Jupyter's log shows
-// what it always showed) and into the tails.
-func (w *witness) outputs() (stdout, stderr io.Writer) {
-	w.out, w.err = io.MultiWriter(os.Stdout, w.stdout), io.MultiWriter(os.Stderr, w.stderr)
-	return w.out, w.err
+// what it always showed) and into the tails; fault is a second writer of
+// stderr, for faulthandler's own pipe. Each writer of a tail is a Source of
+// its own, so their lines do not tear into each other.
+func (w *witness) outputs() (stdout, stderr, fault io.Writer) {
+	return w.tee(1), w.tee(2), w.tee(2)
+}
+
+// tee is a new writer of the child's fd (1 or 2) into the proxy's own and
+// into its tail.
+func (w *witness) tee(fd int) io.Writer {
+	if fd == 1 {
+		return io.MultiWriter(os.Stdout, w.stdout.Source())
+	}
+	return io.MultiWriter(os.Stderr, w.stderr.Source())
 }
 
 // ready starts the output tails afresh once the kernel answers: its
@@ -47,8 +60,8 @@ func (w *witness) outputs() (stdout, stderr io.Writer) {
 func (w *witness) ready(pid int, logf func(string, ...any)) {
 	w.stdout.Reset()
 	w.stderr.Reset()
-	for fd, to := range map[int]io.Writer{1: w.out, 2: w.err} {
-		c, err := holdCaptured(pid, fd, to)
+	for _, fd := range []int{1, 2} {
+		c, err := holdCaptured(pid, fd, w.tee(fd))
 		if err != nil {
 			logf("a crash's last output may be lost: %v", err)
 		}
@@ -64,9 +77,9 @@ func (w *witness) ready(pid int, logf func(string, ...any)) {
 func (w *witness) heard(name, text string) {
 	switch name {
 	case "stdout":
-		w.stdout.Write([]byte(text))
+		w.heardOut.Write([]byte(text))
 	case "stderr":
-		w.stderr.Write([]byte(text))
+		w.heardErr.Write([]byte(text))
 	}
 }
 

@@ -3,6 +3,7 @@ package supervisor
 import (
 	"encoding/json"
 
+	"github.com/jupyter-guard/jupyter-guard/guard/diagnosis"
 	"github.com/jupyter-guard/jupyter-guard/proxy"
 	"github.com/jupyter-guard/jupyter-guard/proxy/wire"
 )
@@ -23,14 +24,18 @@ func (s *Supervisor) FromFrontend(ch proxy.Channel, m *wire.Message, h wire.Head
 		}
 		return s.currentProc() != nil
 	case ch == proxy.Control && h.MsgType == "interrupt_request":
+		proc := s.currentProc()
 		if s.byMessage() {
+			if proc != nil {
+				s.noteInterrupt(proc.Pid, false)
+			}
 			s.guard.Thaw()
 			return true // the kernel takes it as a message
 		}
 		// The wrapped kernel takes interrupts as signals, or its message
 		// would only be a signal too (byMessage).
-		if proc := s.currentProc(); proc != nil {
-			s.interrupt(proc)
+		if proc != nil {
+			s.interrupt(proc, false)
 		}
 		s.reply(req, map[string]any{"status": "ok"})
 		return false
@@ -157,4 +162,15 @@ func (s *Supervisor) takeNextCellReport() *report {
 	rep := s.nextCell
 	s.nextCell = nil
 	return rep
+}
+
+// Unserved answers a request that no kernel will see: the restarts
+// stopped while it waited for one.
+func (s *Supervisor) Unserved(r proxy.Request) {
+	rep := s.gaveUpReport()
+	if rep == nil { // a restart is under way again; ask again
+		rep = &report{Ename: diagnosis.Ename, Evalue: "No kernel was running when this request came: try again."}
+		rep.Traceback = []string{"jupyter-guard: " + rep.Evalue}
+	}
+	s.fail(r, rep, 0, true)
 }

@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	_ "embed"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,7 +18,9 @@ const faultFD = 3
 
 // installPyHook writes the sitecustomize that points a Python kernel's
 // faulthandler at the proxy into a private dir, and returns the environment
-// that makes the kernel load it. Other kernels ignore both.
+// that makes the kernel load it (and tells it what to put back once
+// loaded: PYTHONPATH, and the PYTHONFAULTHANDLER childEnv sets). Other
+// kernels ignore it.
 func installPyHook(runtimeDir, kernelID string) (dir string, env []string, err error) {
 	dir = filepath.Join(runtimeDir, "guard-py-"+kernelID)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -30,5 +33,21 @@ func installPyHook(runtimeDir, kernelID string) (dir string, env []string, err e
 	if old := os.Getenv("PYTHONPATH"); old != "" {
 		path = strings.Join([]string{dir, old}, string(os.PathListSeparator))
 	}
-	return dir, []string{"PYTHONPATH=" + path, fmt.Sprintf("JUPYTER_GUARD_FAULT_FD=%d", faultFD)}, nil
+	restore, err := json.Marshal(map[string]*string{"PYTHONPATH": lookupEnv("PYTHONPATH"),
+		"PYTHONFAULTHANDLER": lookupEnv("PYTHONFAULTHANDLER")})
+	if err != nil {
+		return "", nil, fmt.Errorf("python crash hook: %w", err)
+	}
+	return dir, []string{"PYTHONPATH=" + path, fmt.Sprintf("JUPYTER_GUARD_FAULT_FD=%d", faultFD),
+		"JUPYTER_GUARD_RESTORE_ENV=" + string(restore)}, nil
+}
+
+// lookupEnv is the proxy's own value of name, nil if it is not set: the
+// hook puts back what the kernel's environment had before the proxy added
+// to it, so the notebook's subprocesses inherit none of it.
+func lookupEnv(name string) *string {
+	if v, ok := os.LookupEnv(name); ok {
+		return &v
+	}
+	return nil
 }

@@ -41,6 +41,8 @@ type Supervisor struct {
 	execCount  int                  // the last execution_count the kernel announced
 	cells      map[string]*cellInfo // execute requests until their reply, by msg_id
 	witness    *witness             // the current child's
+	// interrupted is the last interrupt passed to a kernel.
+	interrupted interruptSent
 	// infoWaiters asked a kernel that died for kernel_info.
 	infoWaiters []proxy.Request
 }
@@ -49,6 +51,12 @@ type Supervisor struct {
 type cellInfo struct {
 	code      string
 	execCount int // from its execute_input; 0 until then
+}
+
+type interruptSent struct {
+	pid     int
+	at      time.Time
+	byGuard bool
 }
 
 type shutdownRequest struct {
@@ -125,13 +133,13 @@ func (s *Supervisor) runChild(connFile string) (stop bool) {
 	ci, err := childConnection(s.cfg.Conn, connFile)
 	var proc *child.Process
 	if err == nil {
-		stdout, stderr := w.outputs()
+		stdout, stderr, fault := w.outputs()
 		proc, err = child.Start(child.Spec{
 			Argv:   childArgv(s.cfg.Argv, s.cfg.ConnFile, connFile, s.cfg.ResourceDir),
 			Env:    childEnv(s.cfg.Env),
 			Stdout: stdout,
 			Stderr: stderr,
-			Extra:  []io.Writer{stderr}, // faultFD: faulthandler's report joins stderr
+			Extra:  []io.Writer{fault}, // faultFD: faulthandler's report joins stderr
 		})
 	}
 	if err != nil {
@@ -166,6 +174,7 @@ func (s *Supervisor) serve(proc *child.Process, ci kernelspec.ConnectionInfo, w 
 				continue
 			}
 			w.ready(proc.Pid, s.cfg.Log.Printf)
+			s.guard.SetInterruptEnds(s.kernelInfo().interruptEnds())
 			s.mu.Lock()
 			s.ready = true
 			waiters := s.infoWaiters
@@ -205,7 +214,7 @@ func (s *Supervisor) serve(proc *child.Process, ci kernelspec.ConnectionInfo, w 
 		case sig := <-s.signals:
 			switch sig {
 			case syscall.SIGINT:
-				s.interrupt(proc)
+				s.interrupt(proc, false)
 			case syscall.SIGTERM, syscall.SIGHUP:
 				cancel()
 				s.proxy.Detach(0)
@@ -229,6 +238,7 @@ func (s *Supervisor) waitAfterGivingUp() (stop bool) {
 			s.mu.Lock()
 			s.gaveUp, s.deaths = nil, nil
 			s.mu.Unlock()
+			s.proxy.Hold()
 			return false
 		case sig := <-s.signals:
 			if sig == syscall.SIGTERM || sig == syscall.SIGHUP {

@@ -17,11 +17,13 @@ import re
 import shutil
 import signal
 import subprocess
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
 import pytest
+from jupyter_client.manager import KernelManager
 from nbclient import NotebookClient
 
 from conftest import REPO, Kernel, Kernels, write_spec
@@ -474,3 +476,29 @@ def test_crashing_notebook_keeps_the_diagnosis(kenv, kernelspecs, tmp_path, how)
     # The cell after it ran on the new kernel, where `before` is gone.
     assert [(o["output_type"], o.get("name"), o.get("text")) for o in after.outputs] == \
         [("stream", "stdout", "after the crash\nFalse\n")], after.outputs
+
+
+def test_a_kernel_that_dies_at_every_start_gets_an_answer(kernelspecs, jupyter_dirs, guardctl, kenv):
+    """A kernelspec whose kernel exits as it starts: the restarts stop, and
+    a client waiting for the kernel gets a kernel_info_reply it can read
+    (jupyter_client raised KeyError: 'protocol_version'), not a hang."""
+    write_spec(jupyter_dirs["JUPYTER_PATH"] / "kernels", "exits-at-start", {
+        "argv": [str(kenv.python), "-c", "import sys; sys.exit(3)", "-f", "{connection_file}"],
+        "display_name": "exits at start", "language": "python"})
+    subprocess.run([str(guardctl), "install", "--user", "--kernel", "exits-at-start"], check=True, capture_output=True)
+    km = KernelManager(kernel_name="exits-at-start-guarded")
+    km.start_kernel()
+    kc = km.client()
+    kc.start_channels()
+    try:
+        start = time.monotonic()
+        kc.wait_for_ready(timeout=30)
+        reply = kc.kernel_info(reply=True, timeout=30)["content"]
+        print(reply)
+        assert time.monotonic() - start < 30
+        assert reply["status"] == "error" and reply["protocol_version"].startswith("5."), reply
+        assert reply["language_info"]["name"] == "python", reply
+        assert "stopped restarting" in reply["evalue"], reply
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)

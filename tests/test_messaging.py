@@ -341,10 +341,11 @@ def test_kernel_works_after_all_of_the_above(guarded):
     assert guarded.ok("1 + 1").of_type("execute_result")[0]["content"]["data"]["text/plain"] == "2"
 
 
-# What the proxy adds to its child's environment on purpose: the parent pid
-# ipykernel watches (the proxy's), Python's faulthandler, and the private
-# sitecustomize dir that sends faulthandler's report to the proxy.
-PROXY_ENV = {"JPY_PARENT_PID", "PYTHONFAULTHANDLER", "PYTHONPATH"}
+# What the proxy adds to its child's environment on purpose and leaves
+# there: the parent pid ipykernel watches (the proxy's). Python's
+# faulthandler and the private sitecustomize dir that sends faulthandler's
+# report to the proxy are taken back out by that sitecustomize.
+PROXY_ENV = {"JPY_PARENT_PID"}
 
 
 def test_kernel_sees_the_same_environment(plain, guarded):
@@ -362,9 +363,15 @@ def test_kernel_sees_the_same_environment(plain, guarded):
     assert {k: v for k, v in g["env"].items() if k not in PROXY_ENV} == \
         {k: v for k, v in p["env"].items() if k not in PROXY_ENV}
     assert g["env"]["JPY_PARENT_PID"] == str(guarded.proc.pid)
-    hook_dirs = [d for d in g["env"].get("PYTHONPATH", "").split(os.pathsep) if d]
-    assert all("guard" in os.path.basename(d) for d in hook_dirs), hook_dirs
+    hook_dirs = [d for d in g["path"] if os.path.basename(d).startswith("guard-py-")]
+    assert len(hook_dirs) == 1, g["path"]
     assert [d for d in g["path"] if d not in hook_dirs] == p["path"]
+    # A subprocess the notebook starts loads no hook of the proxy's.
+    sub = ("import subprocess, sys\n"
+           "print(subprocess.run([sys.executable, '-c', 'import os, sys; "
+           "print(os.environ.get(\"PYTHONPATH\"), os.environ.get(\"PYTHONFAULTHANDLER\"), "
+           "any(\"guard-py-\" in p for p in sys.path))'], capture_output=True, text=True).stdout, end='')")
+    assert guarded.ok(sub).stdout == plain.ok(sub).stdout == "None None False\n"
 
 
 def test_two_clients_on_one_kernel(guarded):

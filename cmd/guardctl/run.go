@@ -453,10 +453,7 @@ func cellStatus(r nbexec.Result) string {
 func firstCodeLine(src string, width int) string {
 	for line := range strings.Lines(src) {
 		if line = strings.TrimSpace(line); line != "" {
-			if r := []rune(line); len(r) > width {
-				return string(r[:width-1]) + "…"
-			}
-			return line
+			return shown(line, width)
 		}
 	}
 	return ""

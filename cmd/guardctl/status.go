@@ -121,10 +121,10 @@ func printStatus(w io.Writer, asJSON bool) error {
 	for _, k := range ks {
 		s := k.State
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n",
-			control.ShortID(s.KernelID), orDash(s.Kernelspec), orDash(s.Notebook), stateCell(s), memoryCell(s.Memory),
+			control.ShortID(s.KernelID), orDash(shown(s.Kernelspec, 40)), orDash(shown(s.Notebook, 60)), stateCell(s), memoryCell(s.Memory),
 			gpuCell(s), units.FormatDuration(time.Since(s.Started)), lastCellCell(s.LastCell), s.Deaths)
 		if s.GPUUnknown != "" {
-			unknown = append(unknown, fmt.Sprintf("GPU of %s: %s.", control.ShortID(s.KernelID), s.GPUUnknown))
+			unknown = append(unknown, fmt.Sprintf("GPU of %s: %s.", control.ShortID(s.KernelID), shown(s.GPUUnknown, 300)))
 		}
 	}
 	if err := tw.Flush(); err != nil {
@@ -233,7 +233,7 @@ func printCells(w io.Writer, cells []control.Cell) error {
 		if top[i] {
 			mark = "<- grew most"
 		}
-		fmt.Fprintf(tw, "[%d]\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.ExecutionCount, clip(c.Code, 40), dur,
+		fmt.Fprintf(tw, "[%d]\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.ExecutionCount, firstCodeLine(c.Code, 40), dur,
 			units.FormatBytes(c.StartBytes), units.FormatBytes(c.PeakBytes), units.FormatBytes(c.EndBytes),
 			units.FormatSignedBytes(c.GrowthBytes), gpu, mark)
 	}
@@ -257,13 +257,6 @@ func topGrowers(cells []control.Cell, n int) map[int]bool {
 		}
 	}
 	return top
-}
-
-func clip(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
 }
 
 func actOn(action string) func([]string) error {

@@ -26,6 +26,8 @@ func (d *Diagnosis) advice() []string {
 			"without the GIL, or binary packages built against different versions.")
 	case CauseAbort:
 		points = d.crashAdvice(d.abortExplanation())
+	case CauseInterrupt:
+		points = d.interruptAdvice()
 	case CauseSignal:
 		points = d.signalAdvice()
 	case CauseExit:
@@ -154,8 +156,7 @@ func (d *Diagnosis) crashAdvice(explanation string) []string {
 			"of %s: check that call's arguments, and update or report the library it "+
 			"belongs to.", f.Line, d.frameCell(f)))
 	default:
-		p = append(p, "No Python stack was captured. To find the line, split the cell and "+
-			"run the parts, or run the code as a script with python -X faulthandler.")
+		p = append(p, d.noStackAdvice())
 	}
 	return p
 }
@@ -187,13 +188,22 @@ func (d *Diagnosis) signalAdvice() []string {
 
 func (d *Diagnosis) exitAdvice() []string {
 	code := d.Evidence.Exit.Code
-	if code == 0 {
+	python := d.Evidence.Language == "" || d.Evidence.Language == "python"
+	switch {
+	case code == 0 && python:
 		return []string{"The kernel process ended itself without an error: exit(), quit(), " +
 			"os._exit(0), or a library that calls exit(0)."}
+	case code == 0:
+		return []string{"The kernel process ended itself without an error: the code, or a " +
+			"library it called, asked it to exit."}
+	case python:
+		return []string{fmt.Sprintf("Something ended the kernel process with code %d: os._exit(%d), "+
+			"or a native library that calls exit() on an error it cannot handle (its last "+
+			"output, if any, is above). sys.exit() in a cell does not end the kernel.", code, code)}
 	}
-	return []string{fmt.Sprintf("Something ended the kernel process with code %d: os._exit(%d), "+
-		"or a native library that calls exit() on an error it cannot handle (its last "+
-		"output, if any, is above). sys.exit() in a cell does not end the kernel.", code, code)}
+	return []string{fmt.Sprintf("Something ended the kernel process with code %d: the code, or a "+
+		"native library that exits on an error it cannot handle (its last output, if any, is "+
+		"above).", code)}
 }
 
 func capitalize(s string) string {
@@ -201,4 +211,14 @@ func capitalize(s string) string {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// noStackAdvice is how to find the crashing line without a stack: Python's
+// faulthandler only helps a Python kernel.
+func (d *Diagnosis) noStackAdvice() string {
+	if l := d.Evidence.Language; l != "" && l != "python" {
+		return "No stack was captured. To find the line, split the cell and run the parts."
+	}
+	return "No Python stack was captured. To find the line, split the cell and " +
+		"run the parts, or run the code as a script with python -X faulthandler."
 }

@@ -17,7 +17,8 @@ const (
 	CauseCUDA        Cause = "cuda-error"
 	CauseSegfault    Cause = "segfault" // SIGSEGV or SIGBUS
 	CausePythonFatal Cause = "python-fatal-error"
-	CauseAbort       Cause = "abort" // SIGABRT
+	CauseAbort       Cause = "abort"     // SIGABRT
+	CauseInterrupt   Cause = "interrupt" // an exit right after an interrupt: the kernel does not survive one
 	CauseSignal      Cause = "signal"
 	CauseExit        Cause = "exit"
 )
@@ -62,8 +63,10 @@ type Diagnosis struct {
 //  5. Another signal after "Fatal Python error: …" that is not
 //     faulthandler's report of a signal: a fatal Python error.
 //  6. SIGABRT: an abort, with the C++ or glibc reason if one was printed.
-//  7. Any other signal.
-//  8. Otherwise the process exited with a code.
+//  7. An exit, or SIGINT, within InterruptWindow of an interrupt the proxy
+//     passed on: the kernel ended on the interrupt.
+//  8. Any other signal.
+//  9. Otherwise the process exited with a code.
 //
 // A CUDA text that a kernel printed long before it died still counts:
 // give each kernel process a fresh Tail.
@@ -102,6 +105,8 @@ func (d *Diagnosis) cause() Cause {
 		return CausePythonFatal
 	case e.Signal == syscall.SIGABRT:
 		return CauseAbort
+	case d.endedOnInterrupt():
+		return CauseInterrupt
 	case e.Signal != 0:
 		return CauseSignal
 	default:

@@ -16,6 +16,13 @@ type Evidence struct {
 	// Cell is the cell that was running when the kernel died; nil if idle.
 	Cell   *Cell
 	Memory Memory
+	// Kernel names the kernel as its kernel_info_reply does ("xeus-python
+	// 0.19.0"), and Language is its language_info.name ("python", "R");
+	// both "" when it never answered.
+	Kernel, Language string
+	// Interrupt is the last interrupt passed to the kernel within
+	// InterruptWindow of its death; nil if none.
+	Interrupt *Interrupt
 	// GPUDriver is the NVIDIA driver's versions as NVML reports them
 	// ("NVIDIA driver 535.129.03 (CUDA 12.2)"); "" without a GPU.
 	GPUDriver string

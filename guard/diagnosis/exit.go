@@ -34,6 +34,14 @@ func (e ExitStatus) killedBy(sig syscall.Signal) bool {
 	return e.Signal == sig || (e.Signal == 0 && e.Code == shellSignalBase+int(sig))
 }
 
+// endedAs is "exited with code 0" or "was killed by SIGINT".
+func (e ExitStatus) endedAs() string {
+	if e.Signal == 0 {
+		return fmt.Sprintf("exited with code %d", e.Code)
+	}
+	return "was killed by " + signalName(e.Signal)
+}
+
 // abnormal is any death other than a clean exit(0).
 func (e ExitStatus) abnormal() bool { return e.Signal != 0 || e.Code != 0 }
 

@@ -15,6 +15,7 @@ var causeTitles = map[Cause]string{
 	CauseSegfault:    "crash",
 	CausePythonFatal: "fatal Python error",
 	CauseAbort:       "abort",
+	CauseInterrupt:   "ended on an interrupt",
 	CauseSignal:      "signal",
 	CauseExit:        "exited",
 }

@@ -53,6 +53,8 @@ func (d *Diagnosis) summary() string {
 		} else {
 			what = "The kernel was killed by " + name
 		}
+	case CauseInterrupt:
+		what = d.interruptSummary()
 	case CauseExit:
 		what = fmt.Sprintf("The kernel process exited with code %d", ev.Exit.Code)
 	}

@@ -87,3 +87,48 @@ func TestTailReset(t *testing.T) {
 		t.Fatalf("after Reset: %q", got)
 	}
 }
+
+// TestSourcesDoNotTearLines: faulthandler writes its report in pieces
+// through a pipe of its own while the kernel's stderr carries the crash's
+// last words; read by two goroutines, their pieces interleave. Each line
+// must still come out whole, each unfinished one on its own.
+func TestSourcesDoNotTearLines(t *testing.T) {
+	tail := NewTail(4096, 100)
+	fault, stderr := tail.Source(), tail.Source()
+	fault.Write([]byte("Fatal Python error: "))
+	stderr.Write([]byte("terminate called after throwing an instance of 'c10::Error'\n  what():  CUDA error: device-side assert triggered\nCUDA kernel errors"))
+	fault.Write([]byte("Aborted\n\nCurrent thread 0x1 (most recent call first):\n  File \"cell\""))
+	want := []string{
+		"terminate called after throwing an instance of 'c10::Error'",
+		"  what():  CUDA error: device-side assert triggered",
+		"Fatal Python error: Aborted",
+		"",
+		"Current thread 0x1 (most recent call first):",
+		"  File \"cell\"", // the unfinished lines last, by source
+		"CUDA kernel errors",
+	}
+	if got := tail.Lines(); !slices.Equal(got, want) {
+		t.Errorf("Lines() =\n%q\nwant\n%q", got, want)
+	}
+	if s, ok := findTerminate(tail.Lines()); !ok || s.Message != "c10::Error: CUDA error: device-side assert triggered" {
+		t.Errorf("findTerminate = %+v, %v", s, ok)
+	}
+	tail.Reset()
+	if got := tail.Lines(); got != nil {
+		t.Errorf("after Reset: %q", got)
+	}
+}
+
+// TestASourceLineLongerThanTheTailIsKeptInPart: a source never holds more
+// than the tail could show.
+func TestASourceLineLongerThanTheTailIsKeptInPart(t *testing.T) {
+	tail := NewTail(16, 10)
+	s := tail.Source()
+	s.Write([]byte(strings.Repeat("x", 40)))
+	if len(s.partial) != 0 {
+		t.Errorf("kept %d bytes unfinished in a 16-byte tail", len(s.partial))
+	}
+	if got := tail.Lines(); len(got) != 1 || len(got[0]) > 16 {
+		t.Errorf("Lines() = %q", got)
+	}
+}

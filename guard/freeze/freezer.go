@@ -7,6 +7,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/jupyter-guard/jupyter-guard/guard/proctree"
 )
 
 // Tree lists root and all its descendants; proctree.Descendants does.
@@ -40,9 +42,16 @@ type Report struct {
 	Scans   int // tree scans, the last of which found nothing new
 }
 
-// Freeze stops the tree under root. known are pids already believed to be
-// in it (the last sample's): they are stopped first, before any scan, so the
-// processes that are growing stop within microseconds. The processes
+// Freeze stops the tree under root, each process only once its parent has
+// stopped. A shell with job control (bash_kernel's bash, a terminal in the
+// tree) that sees its foreground job stop reports "[1]+ Stopped", puts the
+// job in the background and prints its prompt, and the cell ends while the
+// job stays behind: a stopped parent sees nothing, and Thaw continues the
+// children before their parents, so it never does.
+//
+// known are pids already believed to be in the tree (the last sample's):
+// the rounds after the root's take them, a level at a time, instead of
+// scans, so the processes that are growing stop within a millisecond or so. The processes
 // stopped are remembered even if it fails, so Thaw undoes a partial freeze.
 //
 // A pid seen in a scan could exit and be reused by an unrelated process
@@ -51,38 +60,46 @@ type Report struct {
 func (f *Freezer) Freeze(root int, known []int) (Report, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	seen := map[int]bool{}
+	held := map[int]bool{} // stopped, or sent SIGSTOP and settled
 	for _, p := range f.stopped {
-		seen[p.pid] = true
+		held[p.pid] = true
 	}
 	var r Report
-	// stop signals the pids not seen yet and returns those it reached.
+	// stop signals the pids not held yet whose parent is held (or that are
+	// root) and returns those it reached.
 	stop := func(pids []int) []int {
 		var sent []int
 		for _, pid := range pids {
-			if seen[pid] {
+			if held[pid] {
 				continue
 			}
-			seen[pid] = true
+			s, err := proctree.ReadStat(pid)
+			if err != nil || pid != root && !held[s.PPID] {
+				continue // gone, or its parent has not stopped yet: a later round
+			}
 			if syscall.Kill(pid, syscall.SIGSTOP) == nil {
 				sent = append(sent, pid)
-			}
-		}
-		// Start times after all signals: the signals are what is urgent.
-		for _, pid := range sent {
-			if s, err := readStat(pid); err == nil {
-				f.stopped = append(f.stopped, proc{pid: pid, start: s.start})
+				f.stopped = append(f.stopped, proc{pid: pid, start: s.Start})
 				r.Stopped++
 			}
 		}
 		return sent
 	}
-	sent := stop(append([]int{root}, known...))
+	sent := stop([]int{root})
 	for r.Scans < maxScans {
 		// A process signalled in the middle of a fork finishes it before
-		// it stops, and its child shows up only then: scan once all have
-		// stopped, and a scan that finds nothing new is the last.
+		// it stops, and its child shows up only then; and a child is
+		// signalled only once its parent is still: wait until all have
+		// stopped before the next round. The hint serves as long as it
+		// reaches a deeper level; then scans follow, and a scan that finds
+		// nothing new is the last.
 		settle(sent)
+		for _, pid := range sent {
+			held[pid] = true
+		}
+		if sent = stop(known); len(sent) > 0 {
+			continue
+		}
 		pids, err := f.tree(root)
 		r.Scans++
 		if err != nil {
@@ -120,10 +137,12 @@ func (f *Freezer) Thaw() (int, error) {
 	defer f.mu.Unlock()
 	var errs []error
 	n := 0
-	// Children first: when the kernel itself resumes, its workers already run.
+	// Children first (f.stopped holds parents first): SIGCONT takes effect
+	// as it is sent, so a parent never wakes to find its child stopped, and
+	// when the kernel itself resumes, its workers already run.
 	for _, p := range slices.Backward(f.stopped) {
-		s, err := readStat(p.pid)
-		if errors.Is(err, errGone) || err == nil && (s.start != p.start || s.state == 'Z' || s.state == 'X') {
+		s, err := proctree.ReadStat(p.pid)
+		if errors.Is(err, proctree.ErrGone) || err == nil && (s.Start != p.start || s.State == 'Z' || s.State == 'X') {
 			continue // gone, dead, or the pid is another process now
 		}
 		if err != nil {

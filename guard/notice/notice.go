@@ -34,6 +34,10 @@ type Facts struct {
 	// Short is how much the fill in flight lacks to finish within the
 	// budget (decide.Short); InFlight is that fill's unfilled rest.
 	Short, InFlight uint64
+	// InterruptEnds names the kernel when an interrupt ends it instead of
+	// the cell ("xeus-python 0.19.0"): no notice may then promise that the
+	// kernel survives one.
+	InterruptEnds string
 }
 
 // Warning is posted when the warning threshold is crossed.
@@ -48,7 +52,7 @@ func Warning(f Facts) string {
 		"  " + f.usage() + ";",
 		"  " + f.growth() + ".",
 		fmt.Sprintf("If it keeps growing, jupyter-guard will %s at %s, before the OOM killer would kill the kernel.", then, size(f.Next)),
-		"To stop it now, interrupt the cell (■); the kernel and its variables are kept.",
+		f.stopNow(),
 	}
 	if f.Short > 0 {
 		l = append(l[:4], f.fillShort()+".", lostAnyway)
@@ -80,7 +84,7 @@ func Paused(f Facts) string {
 		"  "+f.reached("pause")+".",
 		"Left running, the kernel would be killed by the OOM killer and its variables lost.",
 		"Choose one (guardctl runs in a terminal):",
-		"  Interrupt (■, or Kernel > Interrupt Kernel): ends this cell; the kernel and its variables survive.",
+		"  Interrupt (■, or Kernel > Interrupt Kernel): "+f.interruptLeaves(),
 		"  guardctl resume: "+resume,
 		"  Restart the kernel (Kernel > Restart Kernel): gives all its memory back; its variables are lost.",
 	)
@@ -112,7 +116,7 @@ func Interrupted(f Facts) string {
 		"jupyter-guard interrupted this cell to save the kernel from running out of memory.",
 		"  " + f.usage() + ";",
 		"  " + f.reached("interrupt") + ".",
-		"The kernel and its variables are kept. Free memory (del big variables) or work in smaller pieces before running it again.",
+		f.interruptedLeaves(),
 	}
 	if f.Short > 0 {
 		l = append(l[:3], f.fillShort()+".",
@@ -157,6 +161,37 @@ func Resumed(f Facts) string {
 		next = "jupyter-guard pauses it again at " + size(f.Next) + "."
 	}
 	return lines(fmt.Sprintf("jupyter-guard: the kernel was resumed (guardctl resume) at %s of its %s budget.", size(f.Used), size(f.Budget)), next)
+}
+
+func (f Facts) stopNow() string {
+	switch {
+	case f.InterruptEnds != "" && f.Action == config.Interrupt:
+		return "An interrupt, the guard's or yours (■), ends " + f.endsKernel() + "."
+	case f.InterruptEnds != "":
+		return "To stop it now, interrupt the cell (■), but that ends " + f.endsKernel() + "."
+	}
+	return "To stop it now, interrupt the cell (■); the kernel and its variables are kept."
+}
+
+func (f Facts) interruptLeaves() string {
+	if f.InterruptEnds != "" {
+		return "ends the cell and " + f.endsKernel() + "."
+	}
+	return "ends this cell; the kernel and its variables survive."
+}
+
+func (f Facts) interruptedLeaves() string {
+	if f.InterruptEnds != "" {
+		return "An interrupt ends " + f.endsKernel() + "."
+	}
+	return "The kernel and its variables are kept. Free memory (del big variables) or work in smaller pieces before running it again."
+}
+
+// endsKernel is said wherever a notice speaks of interrupting a kernel
+// that does not survive it: the variables are lost either way, and the
+// user must know before choosing.
+func (f Facts) endsKernel() string {
+	return "this kernel (" + f.InterruptEnds + "); it restarts and its variables are lost"
 }
 
 // usage is e.g. "the kernel's cgroup uses 1.2 GiB of its 1.5 GiB budget

@@ -55,22 +55,29 @@ func TestGolden(t *testing.T) {
 	unsavedInterrupt := unsaved
 	unsavedInterrupt.Action = config.Interrupt
 
+	// xeus-python exits on SIGINT: nothing may promise that it survives.
+	xeus, xeusPaused, xeusInterrupted := tree, paused, interrupted
+	xeus.InterruptEnds, xeusPaused.InterruptEnds, xeusInterrupted.InterruptEnds = "xeus-python 0.19.0", "xeus-python 0.19.0", "xeus-python 0.19.0"
+
 	for name, text := range map[string]string{
-		"warning":                Warning(cgroupFacts),
-		"warning-tree-interrupt": Warning(tree),
-		"warning-host-warn":      Warning(host),
-		"warning-unsaved":        Warning(unsaved),
-		"paused":                 Paused(paused),
-		"paused-again-last":      Paused(again),
-		"paused-early":           Paused(early),
-		"paused-blocks":          Paused(blocks),
-		"paused-unsaved":         Paused(unsaved),
-		"paused-unsaved-tree":    Paused(unsavedTree),
-		"interrupted-unsaved":    Interrupted(unsavedInterrupt),
-		"interrupted":            Interrupted(interrupted),
-		"alert":                  Alert(alert),
-		"resumed":                Resumed(resumed),
-		"resumed-last":           Resumed(again),
+		"warning":                 Warning(cgroupFacts),
+		"warning-tree-interrupt":  Warning(tree),
+		"warning-host-warn":       Warning(host),
+		"warning-unsaved":         Warning(unsaved),
+		"paused":                  Paused(paused),
+		"paused-again-last":       Paused(again),
+		"paused-early":            Paused(early),
+		"paused-blocks":           Paused(blocks),
+		"paused-unsaved":          Paused(unsaved),
+		"paused-unsaved-tree":     Paused(unsavedTree),
+		"interrupted-unsaved":     Interrupted(unsavedInterrupt),
+		"interrupted":             Interrupted(interrupted),
+		"alert":                   Alert(alert),
+		"resumed":                 Resumed(resumed),
+		"resumed-last":            Resumed(again),
+		"warning-ends-kernel":     Warning(xeus),
+		"paused-ends-kernel":      Paused(xeusPaused),
+		"interrupted-ends-kernel": Interrupted(xeusInterrupted),
 	} {
 		t.Run(name, func(t *testing.T) {
 			file := filepath.Join("..", "..", "testdata", "guard", name+".txt")
@@ -87,6 +94,10 @@ func TestGolden(t *testing.T) {
 				t.Errorf("text differs from %s:\n%s", file, text)
 			}
 			checkShape(t, text)
+			if strings.HasSuffix(name, "-ends-kernel") && (!strings.Contains(text, "xeus-python 0.19.0") ||
+				strings.Contains(text, "are kept") || strings.Contains(text, "survive")) {
+				t.Errorf("promises what an interrupt cannot keep, or does not name the kernel:\n%s", text)
+			}
 		})
 	}
 }

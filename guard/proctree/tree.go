@@ -1,7 +1,6 @@
 package proctree
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"strconv"
@@ -57,30 +56,12 @@ func childrenByParent(root int) (kids map[int][]int, rootAlive bool, err error) 
 		if err != nil {
 			return nil, false, fmt.Errorf("read parent of pid %d: %w", pid, err)
 		}
-		ppid, err := parsePPID(buf)
+		st, err := ParseStat(buf)
 		if err != nil {
 			return nil, false, fmt.Errorf("/proc/%d/stat: %w", pid, err)
 		}
-		kids[ppid] = append(kids[ppid], pid)
+		kids[st.PPID] = append(kids[st.PPID], pid)
 		rootAlive = rootAlive || pid == root
 	}
 	return kids, rootAlive, nil
-}
-
-// parsePPID takes field 4 of a /proc/PID/stat line. Field 2, the command
-// name, is in parentheses and may itself hold spaces and ')', so fields are
-// counted from the last ')': ") STATE PPID …".
-func parsePPID(stat []byte) (int, error) {
-	end := bytes.LastIndexByte(stat, ')')
-	if end < 0 {
-		return 0, fmt.Errorf("no ')' after the command name in %q", stat)
-	}
-	rest := bytes.TrimLeft(stat[end+1:], " ")
-	_, rest, _ = bytes.Cut(rest, []byte(" ")) // the state
-	field, _, _ := bytes.Cut(rest, []byte(" "))
-	ppid, err := strconv.Atoi(string(field))
-	if err != nil {
-		return 0, fmt.Errorf("parent pid %q: %w", field, err)
-	}
-	return ppid, nil
 }

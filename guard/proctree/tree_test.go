@@ -6,33 +6,6 @@ import (
 	"testing"
 )
 
-func TestParsePPID(t *testing.T) {
-	tests := []struct {
-		stat string
-		want int
-	}{
-		{"1234 (sh) S 42 1234 1234 0 -1 4194304", 42},
-		{"1234 (Web Content) R 7 1 1 0", 7},
-		{"1234 (a) b) c) S 99 1 1 0", 99},
-		{"1234 ((sd-pam)) S 1 1 1 0", 1},
-		{"2 (kthreadd) S 0 0 0 0", 0},
-	}
-	for _, tt := range tests {
-		got, err := parsePPID([]byte(tt.stat))
-		if err != nil || got != tt.want {
-			t.Errorf("parsePPID(%q) = %d, %v; want %d", tt.stat, got, err, tt.want)
-		}
-	}
-}
-
-func TestParsePPIDRejects(t *testing.T) {
-	for _, stat := range []string{"", "1234 sh S 42", "1234 (sh) S", "1234 (sh) S x 1"} {
-		if ppid, err := parsePPID([]byte(stat)); err == nil {
-			t.Errorf("parsePPID(%q) = %d, want an error", stat, ppid)
-		}
-	}
-}
-
 func TestDescendantsFindsChildrenAndGrandchildren(t *testing.T) {
 	// sh ─┬─ sleep
 	//     ├─ sleep

@@ -25,6 +25,23 @@ def _point_faulthandler_at_the_proxy():
     sys._jupyter_guard_fault_file = out  # faulthandler keeps only the fd
 
 
+def _restore_environment():
+    """The kernel's own subprocesses (a !pip, a multiprocessing worker, a
+    script the notebook runs) must not load this hook nor inherit the
+    faulthandler setting: put back what the proxy changed."""
+    import json
+
+    try:
+        restore = json.loads(os.environ.pop("JUPYTER_GUARD_RESTORE_ENV", "{}"))
+    except ValueError:
+        return
+    for name, value in restore.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
+
 def _run_shadowed_sitecustomize():
     import importlib.machinery
     import importlib.util
@@ -40,4 +57,5 @@ def _run_shadowed_sitecustomize():
 
 
 _point_faulthandler_at_the_proxy()
+_restore_environment()
 _run_shadowed_sitecustomize()

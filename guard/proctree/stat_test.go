@@ -1,0 +1,79 @@
+package proctree
+
+import (
+	"errors"
+	"os"
+	"slices"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// tail is fields 9 to 52 of a real /proc/PID/stat line (Linux 6.1): field
+// 22, the start time, is its 14th.
+const tail = "4194560 119 0 0 0 0 0 0 0 20 0 1 0 1204388 7544832 256 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0 0 0 0 0 0 0"
+
+func TestParseStat(t *testing.T) {
+	tests := []struct {
+		stat string
+		want Stat
+	}{
+		{"1234 (sh) S 42 1234 1234 0 -1 " + tail, Stat{State: 'S', PPID: 42, PGrp: 1234, TPGID: -1, Start: 1204388}},
+		{"1234 (Web Content) R 7 1 1 34816 1 " + tail, Stat{State: 'R', PPID: 7, PGrp: 1, TPGID: 1, Start: 1204388}},
+		{"1234 (a) b) c) T 99 5 5 34817 5 " + tail, Stat{State: 'T', PPID: 99, PGrp: 5, TPGID: 5, Start: 1204388}},
+		{"2 (kthreadd) S 0 0 0 0 -1 " + tail, Stat{State: 'S', TPGID: -1, Start: 1204388}},
+	}
+	for _, tt := range tests {
+		got, err := ParseStat([]byte(tt.stat))
+		if err != nil || got != tt.want {
+			t.Errorf("ParseStat(%q) = %+v, %v; want %+v", tt.stat, got, err, tt.want)
+		}
+	}
+}
+
+func TestParseStatRejects(t *testing.T) {
+	for _, stat := range []string{"", "1234 sh S 42 " + tail, "1234 (sh) S", "1234 (sh) S x 1 1 0 -1 " + tail, "1234 (sh) S 1 1 1 0 -1 4194560"} {
+		if s, err := ParseStat([]byte(stat)); err == nil {
+			t.Errorf("ParseStat(%q) = %+v, want an error", stat, s)
+		}
+	}
+}
+
+func TestReadStatOfThisProcessAndAGoneOne(t *testing.T) {
+	s, err := ReadStat(os.Getpid())
+	if err != nil || s.State != 'R' || s.PPID != os.Getppid() || s.PGrp != syscall.Getpgrp() || s.Start == 0 {
+		t.Errorf("ReadStat(self) = %+v, %v", s, err)
+	}
+	if _, err := ReadStat(exitedPID(t)); !errors.Is(err, ErrGone) {
+		t.Errorf("ReadStat of a reaped process: %v, want ErrGone", err)
+	}
+}
+
+// TestForegroundGroupsFindsAJobOnATerminal: an interactive bash on a
+// pseudo-terminal, as bash_kernel runs one, with a command running: bash
+// puts it in a process group of its own, in the terminal's foreground.
+func TestForegroundGroupsFindsAJobOnATerminal(t *testing.T) {
+	// script(1) gives bash the pty; "; true" keeps bash from exec'ing sleep.
+	c := start(t, "script", "-qfec", "bash --norc -i -c 'sleep 30; true'", "/dev/null")
+	var tree []int
+	var job Stat
+	for tries := 0; job.TPGID <= 0 || job.TPGID != job.PGrp; tries++ {
+		if tries == 5000 {
+			t.Fatalf("no job in a terminal's foreground under script: tree %v, last %+v", tree, job)
+		}
+		time.Sleep(time.Millisecond)
+		var err error
+		if tree, err = Descendants(c.pid()); err != nil {
+			t.Fatal(err)
+		}
+		if len(tree) == 3 { // script, bash, sleep
+			job, _ = ReadStat(tree[2])
+		}
+	}
+	if g := ForegroundGroups(tree, c.pid()); !slices.Equal(g, []int{tree[2]}) {
+		t.Errorf("ForegroundGroups(%v) = %v, want the job's group [%d]", tree, g, tree[2])
+	}
+	if g := ForegroundGroups(tree, tree[2]); g != nil {
+		t.Errorf("ForegroundGroups skipping the job's group = %v, want none", g)
+	}
+}
