@@ -38,6 +38,15 @@ func (v voice) Interrupt() {
 // says it is the guard's own action, for the diagnosis of a kernel that
 // dies of it.
 func (s *Supervisor) interrupt(proc *child.Process, byGuard bool) {
+	if !s.running() {
+		// jupyter_client 8.10 interrupts every kernel before it shuts it
+		// down. A kernel with nothing running has nothing to lose from
+		// that, but one that has not set up its handler yet, or xeus-python
+		// at any time, dies of SIGINT: and then the shutdown is a death.
+		s.cfg.Log.Printf("interrupt: no cell is running in kernel pid %d; it is not signalled", proc.Pid)
+		s.guard.Thaw()
+		return
+	}
 	s.noteInterrupt(proc.Pid, byGuard)
 	if s.byMessage() {
 		s.guard.Thaw()
@@ -200,4 +209,15 @@ func (s *Supervisor) noteInterrupt(pid int, byGuard bool) {
 	s.mu.Lock()
 	s.interrupted = interruptSent{pid: pid, at: time.Now(), byGuard: byGuard}
 	s.mu.Unlock()
+}
+
+// running tells whether the kernel has something an interrupt could stop:
+// it has started, and a cell runs or waits, or it says it is busy.
+func (s *Supervisor) running() bool {
+	if s.guard.Paused() {
+		return true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ready && (s.busy || len(s.cells) > 0)
 }

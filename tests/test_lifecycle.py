@@ -101,3 +101,18 @@ def test_shutdown_while_a_cell_runs(kernels, kenv):
     k.km.shutdown_kernel(now=False)
     assert not proxy.running() and not child.running()
     assert k.processes() == []
+
+
+def test_a_shutdown_right_after_start_is_not_a_death(kernels, kenv):
+    """jupyter_client 8.10 interrupts a kernel before it shuts it down; a
+    kernel that has not set up its SIGINT handler yet died of it, and the
+    shutdown was recorded as a death. Nothing is running: nothing is
+    signalled."""
+    k = kernels.start(kenv.guarded, wait=False)
+    popen = k.km.provisioner.process
+    k.km.shutdown_kernel(now=False)
+    assert popen.returncode == 0, f"proxy exit status {popen.returncode}\n{k.output()}"
+    deaths = os.path.join(os.environ["JUPYTER_RUNTIME_DIR"], "jupyter-guard-deaths.jsonl")
+    recorded = open(deaths).read() if os.path.exists(deaths) else ""
+    assert k.kernel_id not in recorded, recorded
+    assert "died" not in k.output(), k.output()
