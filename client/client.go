@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/go-zeromq/zmq4"
 	"github.com/google/uuid"
 
 	"github.com/jupyter-guard/jupyter-guard/kernelspec"
+	"github.com/jupyter-guard/jupyter-guard/proxy/transport"
 	"github.com/jupyter-guard/jupyter-guard/proxy/wire"
 )
 
@@ -25,9 +25,9 @@ type Client struct {
 
 	builder *wire.Builder
 	signer  *wire.Signer
-	socks   channels
+	socks   *transport.Kernel
 	stop    context.CancelFunc // ends the sockets
-	readers sync.WaitGroup
+	watched sync.WaitGroup     // the goroutines that notice a lost connection
 
 	mu      sync.Mutex
 	waiters map[string]*waiter // by the msg_id of the request they wait on
@@ -58,27 +58,37 @@ func Dial(ctx context.Context, ci kernelspec.ConnectionInfo) (*Client, error) {
 	session := uuid.NewString()
 	sockCtx, stop := context.WithCancelCause(context.Background())
 	// Until Dial returns, the caller's ctx ending ends the sockets, and
-	// with them zmq4's endless dial retries.
+	// with them the dials' retries.
 	unhook := context.AfterFunc(ctx, func() { stop(context.Cause(ctx)) })
 	defer unhook()
-	socks, err := dialChannels(sockCtx, ci, session)
-	if err != nil {
-		stop(nil)
-		return nil, err
-	}
 	c := &Client{
 		Session:   session,
 		builder:   &wire.Builder{Signer: signer, Session: session},
 		signer:    signer,
-		socks:     socks,
 		stop:      func() { stop(ErrClosed) },
 		waiters:   map[string]*waiter{},
 		broken:    make(chan struct{}),
 		iopubSeen: make(chan struct{}),
 	}
-	for ch, s := range socks {
-		c.readers.Add(1)
-		go c.read(ch, s)
+	socks, err := dialChannels(sockCtx, ci, session, c.read)
+	if err != nil {
+		stop(nil)
+		if ctx.Err() != nil {
+			err = fmt.Errorf("%w (%w)", context.Cause(ctx), err)
+		}
+		return nil, err
+	}
+	c.socks = socks
+	for ch, tc := range transportOf {
+		c.watched.Add(1)
+		go func() {
+			defer c.watched.Done()
+			select {
+			case <-socks.Done(tc):
+				c.fail(fmt.Errorf("%s channel: the connection to the kernel is lost", ch))
+			case <-c.broken:
+			}
+		}()
 	}
 	if err := c.nudge(ctx); err != nil {
 		c.Close()
@@ -91,8 +101,8 @@ func Dial(ctx context.Context, ci kernelspec.ConnectionInfo) (*Client, error) {
 func (c *Client) Close() {
 	c.fail(ErrClosed)
 	c.stop()
-	c.socks.close()
-	c.readers.Wait()
+	c.socks.Close()
+	c.watched.Wait()
 }
 
 // Err is why the client stopped working (a lost connection, a message
@@ -114,36 +124,27 @@ func (c *Client) fail(err error) {
 	}
 }
 
-// read receives from one socket until the client closes or the socket
-// fails, and hands each message to whoever waits on its parent.
-func (c *Client) read(ch Channel, s zmq4.Socket) {
-	defer c.readers.Done()
-	for {
-		raw, err := s.Recv()
-		if err != nil {
-			c.fail(fmt.Errorf("%s channel: the connection to the kernel is lost: %w", ch, err))
-			return
-		}
-		m, err := decode(ch, raw.Frames, c.signer)
-		if err != nil {
-			c.fail(err)
-			return
-		}
-		if ch == IOPub {
-			c.seenOnce.Do(func() { close(c.iopubSeen) })
-		}
-		c.mu.Lock()
-		w := c.waiters[m.Parent.MsgID]
-		c.mu.Unlock()
-		if w == nil {
-			continue // for another client, or a request no longer waited on
-		}
-		select {
-		case w.msgs <- m:
-		case <-w.gone:
-		case <-c.broken:
-			return
-		}
+// read takes each message from the kernel, on its channel's goroutine,
+// and hands it to whoever waits on its parent.
+func (c *Client) read(ch Channel, frames [][]byte) {
+	m, err := decode(ch, frames, c.signer)
+	if err != nil {
+		c.fail(err)
+		return
+	}
+	if ch == IOPub {
+		c.seenOnce.Do(func() { close(c.iopubSeen) })
+	}
+	c.mu.Lock()
+	w := c.waiters[m.Parent.MsgID]
+	c.mu.Unlock()
+	if w == nil {
+		return // for another client, or a request no longer waited on
+	}
+	select {
+	case w.msgs <- m:
+	case <-w.gone:
+	case <-c.broken:
 	}
 }
 
@@ -163,7 +164,7 @@ func (c *Client) build(msgType string, parent []byte, content any) (*wire.Messag
 
 // transmit sends a built message on ch.
 func (c *Client) transmit(ch Channel, m *wire.Message, msgType string) error {
-	if err := c.socks[ch].Send(zmq4.NewMsgFrom(m.Frames()...)); err != nil {
+	if err := c.socks.Send(transportOf[ch], m.Frames()); err != nil {
 		return fmt.Errorf("%s channel: send %s: %w", ch, msgType, err)
 	}
 	return nil

@@ -3,27 +3,21 @@ package client
 import (
 	"context"
 
-	"github.com/go-zeromq/zmq4"
-
 	"github.com/jupyter-guard/jupyter-guard/kernelspec"
 	"github.com/jupyter-guard/jupyter-guard/proxy/transport"
 )
 
-// channels are the client's sockets, one per channel.
-type channels map[Channel]zmq4.Socket
+// channelOf names each transport channel as the client's messages do.
+var channelOf = [transport.NumChannels]Channel{transport.Shell: Shell, transport.Control: Control,
+	transport.Stdin: Stdin, transport.IOPub: IOPub}
+
+// transportOf is the reverse of channelOf.
+var transportOf = map[Channel]transport.Channel{Shell: transport.Shell, Control: transport.Control,
+	Stdin: transport.Stdin, IOPub: transport.IOPub}
 
 // dialChannels connects to the kernel's shell, control, stdin and iopub
-// ports. The sockets live as long as ctx.
-func dialChannels(ctx context.Context, ci kernelspec.ConnectionInfo, identity string) (channels, error) {
-	k, err := transport.DialKernel(ctx, ci, identity)
-	if err != nil {
-		return nil, err
-	}
-	return channels{Shell: k.Shell, Control: k.Control, Stdin: k.Stdin, IOPub: k.IOPub}, nil
-}
-
-func (socks channels) close() {
-	for _, s := range socks {
-		_ = s.Close() // closing is all that is left to do with them
-	}
+// ports; each message goes to handle on its channel's goroutine. The
+// sockets live as long as ctx, or until Close.
+func dialChannels(ctx context.Context, ci kernelspec.ConnectionInfo, identity string, handle func(Channel, [][]byte)) (*transport.Kernel, error) {
+	return transport.Dial(ctx, ci, identity, func(c transport.Channel, frames [][]byte) { handle(channelOf[c], frames) })
 }

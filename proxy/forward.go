@@ -47,7 +47,7 @@ func (p *Proxy) fromFrontend(ch Channel, frames [][]byte) {
 	}
 	// The DEALER sends the frontend's identity frames along; the kernel's
 	// ROUTER adds ours in front and strips it on the way back.
-	if err := k.socks[ch].Send(frames); err != nil {
+	if err := k.Send(toKernel[ch], frames); err != nil {
 		p.log.Printf("%s: forward %s to the kernel: %v", ch, h.MsgType, err)
 	}
 	p.release.forwarded(frameBytes(frames))

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jupyter-guard/jupyter-guard/proxy/transport"
 	"github.com/jupyter-guard/jupyter-guard/proxy/wire"
 )
 
@@ -39,7 +40,7 @@ func (p *Proxy) Stream(parent []byte, name, text string) error {
 // nudge asks a starting kernel for kernel_info until it answers on shell
 // and its iopub has delivered a message: only then are the proxy's
 // subscription and the kernel's sockets known to be live.
-func (p *Proxy) nudge(ctx context.Context, k *kernelSockets, iopubSeen <-chan struct{}) error {
+func (p *Proxy) nudge(ctx context.Context, k *transport.Kernel, iopubSeen <-chan struct{}) error {
 	answered := false
 	var reply chan *wire.Message
 	for {
@@ -49,7 +50,7 @@ func (p *Proxy) nudge(ctx context.Context, k *kernelSockets, iopubSeen <-chan st
 				return err
 			}
 			reply = p.own.expect(m)
-			if err := k.socks[Shell].Send(m.Frames()); err != nil {
+			if err := k.Send(transport.Shell, m.Frames()); err != nil {
 				return fmt.Errorf("ask the kernel for kernel_info: %w", err)
 			}
 		}
@@ -98,7 +99,7 @@ func (p *Proxy) Request(ch Channel, msgType string, content any) error {
 		return err
 	}
 	p.own.expect(m)
-	return k.socks[ch].Send(m.Frames())
+	return k.Send(toKernel[ch], m.Frames())
 }
 
 // ownRequests are the proxy's own requests to the kernel, by msg_id: their

@@ -12,6 +12,7 @@ import (
 
 	"github.com/jupyter-guard/jupyter-guard/internal/ratelog"
 	"github.com/jupyter-guard/jupyter-guard/kernelspec"
+	"github.com/jupyter-guard/jupyter-guard/proxy/transport"
 	"github.com/jupyter-guard/jupyter-guard/proxy/wire"
 )
 
@@ -53,9 +54,9 @@ type Proxy struct {
 	own      ownRequests
 
 	mu       sync.Mutex
-	kernel   *kernelSockets // nil while no kernel is attached
-	attached chan struct{}  // closed while a kernel is attached, or after GiveUp
-	noKernel bool           // GiveUp: none is coming
+	kernel   *transport.Kernel // nil while no kernel is attached
+	attached chan struct{}     // closed while a kernel is attached, or after GiveUp
+	noKernel bool              // GiveUp: none is coming
 	// kernelInfo is the content of the kernel's answer to the nudge.
 	kernelInfo []byte
 }
@@ -117,7 +118,7 @@ func (p *Proxy) Attach(ctx context.Context, ci kernelspec.ConnectionInfo, ready 
 		return err
 	}
 	if err := p.nudge(ctx, k, iopubSeen); err != nil {
-		k.close()
+		k.Close()
 		return err
 	}
 	ready()
@@ -146,8 +147,8 @@ func (p *Proxy) Detach(drain time.Duration) (pending []Request, busy [][]byte) {
 	}
 	p.mu.Unlock()
 	if k != nil {
-		k.drain(drain)
-		k.close()
+		k.Drain(drain)
+		k.Close()
 	}
 	p.own.forget() // what the old kernel did not answer, it never will
 	return p.inflight.drain()
@@ -176,7 +177,7 @@ func (p *Proxy) Hold() {
 }
 
 // current returns the attached kernel's sockets, waiting for one if needed.
-func (p *Proxy) current() (*kernelSockets, error) {
+func (p *Proxy) current() (*transport.Kernel, error) {
 	for {
 		p.mu.Lock()
 		k, attached, none := p.kernel, p.attached, p.noKernel

@@ -1,66 +1,98 @@
+// Package transport dials a kernel's message channels over the project's
+// own ZMTP (proxy/zmtp): the proxy towards its child kernel, and the
+// project's client (package client, guardctl run) towards any kernel, so
+// guardctl links one ZeroMQ implementation.
 package transport
 
 import (
 	"context"
 	"fmt"
-	"net"
+	"time"
 
-	zmqtransport "github.com/go-zeromq/zmq4/transport"
-
+	"github.com/jupyter-guard/jupyter-guard/kernelspec"
 	"github.com/jupyter-guard/jupyter-guard/proxy/zmtp"
 )
 
-// bufferedTransport is zmq4's own net transport with every connection,
-// dialled or accepted, wrapped in a conn.
-type bufferedTransport struct {
-	network string // "tcp" or "unix"
-	base    zmqtransport.Transport
+// Channel is one of a kernel's message channels (heartbeats are not
+// messages: whoever needs them answers or sends them itself).
+type Channel int
+
+const (
+	Shell Channel = iota
+	Control
+	Stdin
+	IOPub
+	NumChannels
+)
+
+func (c Channel) String() string { return [...]string{"shell", "control", "stdin", "iopub"}[c] }
+
+// port is c's port in a connection file.
+func (c Channel) port(ci kernelspec.ConnectionInfo) int {
+	return [...]int{ci.ShellPort, ci.ControlPort, ci.StdinPort, ci.IOPubPort}[c]
 }
 
-func newBufferedTransport(network string) bufferedTransport {
-	return bufferedTransport{network: network, base: zmqtransport.New(network)}
+// Kernel is one client's sockets towards one kernel.
+type Kernel struct {
+	socks  [NumChannels]*zmtp.Peer
+	cancel context.CancelFunc
 }
 
-var _ zmqtransport.Transport = bufferedTransport{}
+// DialRetry is how often a dial is retried while the kernel's ports are
+// not up yet; the dials go on until their context ends, since ipykernel
+// can take seconds to start.
+const DialRetry = 50 * time.Millisecond
 
-func (t bufferedTransport) Dial(ctx context.Context, d zmqtransport.Dialer, addr string) (net.Conn, error) {
-	c, err := t.base.Dial(ctx, d, addr)
-	if err != nil {
-		return nil, err
-	}
-	return newConn(c), nil
-}
-
-func (t bufferedTransport) Listen(ctx context.Context, addr string) (net.Listener, error) {
-	if t.network == "unix" {
-		if err := zmtp.RemoveStaleSocket(addr); err != nil {
-			return nil, err
+// Dial connects to a kernel, started or starting: a SUB on iopub,
+// subscribed to everything, and DEALERs on shell, control and stdin that
+// share identity, since ipykernel routes input() requests on stdin by the
+// identity of the shell request that asked. Each channel's messages go to
+// handle, on that channel's own goroutine. The sockets live until Close or
+// until ctx ends.
+func Dial(ctx context.Context, ci kernelspec.ConnectionInfo, identity string, handle func(Channel, [][]byte)) (*Kernel, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	k := &Kernel{cancel: cancel}
+	for _, ch := range []Channel{IOPub, Shell, Control, Stdin} {
+		ep := ci.Endpoint(ch.port(ci))
+		h := func(frames [][]byte) { handle(ch, frames) }
+		var err error
+		if ch == IOPub {
+			k.socks[ch], err = zmtp.DialSub(ctx, ep, DialRetry, h)
+		} else {
+			k.socks[ch], err = zmtp.DialDealer(ctx, ep, []byte(identity), DialRetry, h)
+		}
+		if err != nil {
+			k.Close()
+			return nil, fmt.Errorf("connect to the kernel's %s port: %w", ch, err)
 		}
 	}
-	l, err := t.base.Listen(ctx, addr)
-	if err != nil {
-		return nil, err
-	}
-	return listener{l}, nil
+	return k, nil
 }
 
-// Addr resolves endpoints like zmq4's tcp and ipc do ("*" host or port).
-func (t bufferedTransport) Addr(ep string) (string, error) {
-	addr, err := t.base.Addr(ep)
-	if err != nil {
-		return "", fmt.Errorf("buffered transport: address %q: %w", ep, err)
+// Send writes one message on ch.
+func (k *Kernel) Send(ch Channel, frames [][]byte) error { return k.socks[ch].Send(frames) }
+
+// Done is closed when ch's connection has ended and its handler returned.
+func (k *Kernel) Done(ch Channel) <-chan struct{} { return k.socks[ch].Done() }
+
+// Drain waits, at most d, for the kernel's side of every socket to end.
+func (k *Kernel) Drain(d time.Duration) {
+	deadline := time.After(d)
+	for _, s := range k.socks {
+		select {
+		case <-s.Done():
+		case <-deadline:
+			return
+		}
 	}
-	return addr, nil
 }
 
-type listener struct {
-	net.Listener
-}
-
-func (l listener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
+// Close closes the sockets and waits for their handlers to return.
+func (k *Kernel) Close() {
+	k.cancel()
+	for _, s := range k.socks {
+		if s != nil {
+			s.Close()
+		}
 	}
-	return newConn(c), nil
 }

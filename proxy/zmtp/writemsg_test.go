@@ -1,11 +1,8 @@
 package zmtp_test
 
 import (
-	"context"
 	"math/rand/v2"
 	"testing"
-
-	"github.com/go-zeromq/zmq4"
 
 	"github.com/jupyter-guard/jupyter-guard/proxy/zmtp"
 )
@@ -46,7 +43,9 @@ func mixedMessages() [][][]byte {
 }
 
 // TestWriteMsgMixedFrames: messages written by Router.Send (writeMsg)
-// arrive at a zmq4 DEALER byte for byte.
+// arrive at a DEALER byte for byte. The DEALER is our own (readMsg reads
+// each frame plainly, without writeMsg's buffering); libzmq reads what the
+// Router sends in TestPyzmqDealerToOurRouter.
 func TestWriteMsgMixedFrames(t *testing.T) {
 	msgs := mixedMessages()
 	forSchemes(t, func(t *testing.T, scheme string) {
@@ -54,15 +53,16 @@ func TestWriteMsgMixedFrames(t *testing.T) {
 		r := listenRouter(t, bindEndpoint(t, scheme), testLog(t), func(_ *zmtp.Router, frames [][]byte) {
 			hello.handle(frames)
 		})
-		dealer := zmq4.NewDealer(context.Background(), zmq4.WithID(zmq4.SocketIdentity("reader")))
-		zmq4Dial(t, dealer, r.Endpoint())
-		zmq4Send(t, dealer, msg("hello")) // the Router knows the DEALER once this is in
+		dealer, got := dialDealer(t, r.Endpoint(), "reader")
+		if err := dealer.Send(msg("hello")); err != nil { // the Router knows the DEALER once this is in
+			t.Fatal(err)
+		}
 		id := hello.next()[0]
 		for i, m := range msgs {
 			if err := r.Send(append([][]byte{id}, m...)); err != nil {
 				t.Fatalf("message %d: %v", i, err)
 			}
-			if err := sameFrames(zmq4Recv(t, dealer), m); err != nil {
+			if err := sameFrames(got.next(), m); err != nil {
 				t.Fatalf("message %d: %v", i, err)
 			}
 		}
