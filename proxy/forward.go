@@ -72,6 +72,10 @@ func (p *Proxy) fromKernel(ch Channel, frames [][]byte) {
 	case Shell, Control:
 		asked, answers = p.inflight.answered(parent.MsgID)
 	case IOPub:
+		if h.MsgType == "iopub_welcome" {
+			p.kernelWelcomes() // the kernel's greeting of the proxy's own subscription
+			return
+		}
 		if h.MsgType == "status" {
 			var ok bool
 			if state, ok = wire.ExecutionState(m.Content); ok {

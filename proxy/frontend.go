@@ -17,14 +17,15 @@ type socket interface {
 type frontSockets struct {
 	socks [numChannels]socket // HB stays nil: the echo answers by itself
 	hb    *zmtp.Echo
+	iopub *zmtp.Pub
 }
 
 // listenFrontend binds them where the connection file says the kernel
 // listens: a ROUTER for each request channel, whose messages go to handle,
-// a PUB for iopub, and for hb an echo (the proxy answers heartbeats
+// a PUB for iopub, greeting subscriptions with welcome, and for hb an echo (the proxy answers heartbeats
 // itself, so a healthy proxy always looks alive, even while the kernel is
 // paused or restarting).
-func listenFrontend(ci kernelspec.ConnectionInfo, handle func(Channel, [][]byte), log zmtp.Logger) (*frontSockets, error) {
+func listenFrontend(ci kernelspec.ConnectionInfo, handle func(Channel, [][]byte), welcome zmtp.Welcome, log zmtp.Logger) (*frontSockets, error) {
 	f := &frontSockets{}
 	ports := channelPorts(ci)
 	for ch := range numChannels {
@@ -32,9 +33,8 @@ func listenFrontend(ci kernelspec.ConnectionInfo, handle func(Channel, [][]byte)
 		var err error
 		switch ch {
 		case IOPub:
-			var pub *zmtp.Pub
-			if pub, err = zmtp.ListenPub(ep, log); err == nil {
-				f.socks[ch] = pub
+			if f.iopub, err = zmtp.ListenPub(ep, welcome, log); err == nil {
+				f.socks[ch] = f.iopub
 			}
 		case HB:
 			f.hb, err = zmtp.ListenEcho(ep, log)

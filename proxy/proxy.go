@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -52,6 +53,8 @@ type Proxy struct {
 	inflight *inflight
 	release  releaser
 	own      ownRequests
+	// welcomes: the kernel greets iopub subscriptions (welcome.go).
+	welcomes atomic.Bool
 
 	mu       sync.Mutex
 	kernel   *transport.Kernel // nil while no kernel is attached
@@ -82,7 +85,7 @@ func Listen(ci kernelspec.ConnectionInfo, hooks Hooks, logger *log.Logger) (*Pro
 		own:      ownRequests{waiting: map[string]chan *wire.Message{}},
 		attached: make(chan struct{}),
 	}
-	front, err := listenFrontend(ci, p.fromFrontend, logger.Printf)
+	front, err := listenFrontend(ci, p.fromFrontend, p.welcome, logger.Printf)
 	if err != nil {
 		cancel()
 		return nil, err

@@ -10,6 +10,7 @@ interrupt, not to the user's code."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -18,6 +19,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+import zmq
 from jupyter_client.manager import KernelManager
 
 from conftest import REPO, write_spec
@@ -152,3 +154,45 @@ def test_bash_kernel_paused_then_interrupted_keeps_its_variables(guardctl, other
         kc.stop_channels()
         km.shutdown_kernel(now=True)
     print((tmp_path / "kernel.log").read_text())
+
+
+def late_subscriber_hears(km: KernelManager) -> list[tuple[str, dict]]:
+    """What a SUB that joins an idle kernel's iopub hears within 3 s."""
+    ci = km.get_connection_info()
+    sock = zmq.Context.instance().socket(zmq.SUB)
+    sock.setsockopt(zmq.SUBSCRIBE, b"")
+    sock.setsockopt(zmq.LINGER, 0)
+    sock.connect(f"{ci['transport']}://{ci['ip']}:{ci['iopub_port']}")
+    heard = []
+    try:
+        deadline = time.monotonic() + 3
+        while (left := deadline - time.monotonic()) > 0:
+            if sock.poll(int(left * 1000)):
+                frames = sock.recv_multipart()
+                i = frames.index(b"<IDS|MSG>")
+                heard.append((json.loads(frames[i + 2])["msg_type"], json.loads(frames[i + 5])))
+    finally:
+        sock.close()
+    return heard
+
+
+def test_xeus_python_greets_a_late_subscriber_through_the_proxy(guardctl, other_kernels):
+    """JEP 65: xeus-python's iopub is an XPUB and greets each subscription
+    with an iopub_welcome. Behind the proxy the kernel sees only the proxy's
+    subscription: the proxy greets each frontend's itself, as the plain
+    kernel would."""
+    subprocess.run([str(guardctl), "install", "--user", "--kernel", "xpython"], check=True, capture_output=True)
+    heard = {}
+    for spec in ("xpython", "xpython-guarded"):
+        km = KernelManager(kernel_name=spec)
+        km.start_kernel()
+        kc = km.client()
+        kc.start_channels()
+        try:
+            kc.wait_for_ready(timeout=START_TIMEOUT)
+            heard[spec] = late_subscriber_hears(km)
+        finally:
+            kc.stop_channels()
+            km.shutdown_kernel(now=True)
+    assert heard["xpython"] == [("iopub_welcome", {"subscription": ""})], heard
+    assert heard["xpython-guarded"] == heard["xpython"], heard

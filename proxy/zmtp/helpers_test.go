@@ -121,7 +121,7 @@ func listenEcho(t *testing.T, ep string) *zmtp.Echo {
 
 func listenPub(t *testing.T, ep string) *zmtp.Pub {
 	t.Helper()
-	p, err := zmtp.ListenPub(ep, testLog(t))
+	p, err := zmtp.ListenPub(ep, nil, testLog(t))
 	return closedAtEnd(t, p, err)
 }
 

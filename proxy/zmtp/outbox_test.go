@@ -20,7 +20,7 @@ const stuckMessages = 20000
 func TestASubscriberThatDoesNotReadCostsOnlyItself(t *testing.T) {
 	forSchemes(t, func(t *testing.T, scheme string) {
 		var lines logLines
-		p, err := zmtp.ListenPub(bindEndpoint(t, scheme), lines.log)
+		p, err := zmtp.ListenPub(bindEndpoint(t, scheme), nil, lines.log)
 		p = closedAtEnd(t, p, err)
 		stuck := dialRaw(t, p.Endpoint())
 		stuck.handshake("SUB", 1)

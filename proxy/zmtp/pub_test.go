@@ -1,6 +1,8 @@
 package zmtp_test
 
 import (
+	"fmt"
+	"sync/atomic"
 	"testing"
 
 	"github.com/jupyter-guard/jupyter-guard/proxy/zmtp"
@@ -93,4 +95,69 @@ func TestPubDropsDisconnectedSubscriber(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// TestPubWelcomesEachNewSubscription: the welcome goes to the subscriber
+// that subscribed, once per topic, and WelcomeAll greets those who
+// subscribed before there was a welcome to give.
+func TestPubWelcomesEachNewSubscription(t *testing.T) {
+	forSchemes(t, func(t *testing.T, scheme string) {
+		var give atomic.Bool
+		welcome := func(topic []byte) [][]byte {
+			if !give.Load() {
+				return nil
+			}
+			return msg("welcome", string(topic))
+		}
+		p, err := zmtp.ListenPub(bindEndpoint(t, scheme), welcome, testLog(t))
+		p = closedAtEnd(t, p, err)
+		_, early := dialSub(t, p.Endpoint()) // subscribes to ""
+		waitSubscribed(t, p, "x", 1)
+		give.Store(true)
+		p.WelcomeAll()
+		if err := sameFrames(early.next(), msg("welcome", "")); err != nil {
+			t.Fatal(err)
+		}
+
+		late := dialRaw(t, p.Endpoint())
+		late.handshake("SUB", 0)
+		late.write(zmtp.Frame(0, []byte("\x01a.")), zmtp.Frame(0, []byte("\x01a.")))
+		if err := sameFrames(late.readMsg(), msg("welcome", "a.")); err != nil {
+			t.Fatal(err)
+		}
+		waitSubscribed(t, p, "a.x", 2)
+		if err := p.Send(msg("a.1", "body")); err != nil {
+			t.Fatal(err)
+		}
+		// The second "a." was no new subscription: next comes the message.
+		if err := sameFrames(late.readMsg(), msg("a.1", "body")); err != nil {
+			t.Fatal(err)
+		}
+		if err := sameFrames(early.next(), msg("a.1", "body")); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// TestPubBoundsASubscribersTopics: a peer needs no key to subscribe; past
+// the bound its subscriptions are not kept, and matching costs what the
+// topic's length costs, however many it made.
+func TestPubBoundsASubscribersTopics(t *testing.T) {
+	p := listenPub(t, bindEndpoint(t, "tcp"))
+	sub := dialRaw(t, p.Endpoint())
+	sub.handshake("SUB", 0)
+	var frames [][]byte
+	for i := range 5000 {
+		frames = append(frames, zmtp.Frame(0, []byte(fmt.Sprintf("\x01t%05d.", i))))
+	}
+	// Then one cancel makes room for "zz.": once it shows, all the
+	// subscriptions before it have been handled.
+	frames = append(frames, zmtp.Frame(0, []byte("\x00t00000.")), zmtp.Frame(0, []byte("\x01zz.")))
+	sub.write(frames...)
+	waitSubscribed(t, p, "zz.x", 1)
+	for topic, want := range map[string]int{"t01023.x": 1, "t01024.x": 0, "t04999.x": 0, "t00000.x": 0} {
+		if _, n := p.Subscribers(topic); n != want {
+			t.Errorf("%d subscribers match %q, want %d", n, topic, want)
+		}
+	}
 }
