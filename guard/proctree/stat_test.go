@@ -58,7 +58,9 @@ func TestForegroundGroupsFindsAJobOnATerminal(t *testing.T) {
 	c := start(t, "script", "-qfec", "bash --norc -i -c 'sleep 30; true'", "/dev/null")
 	var tree []int
 	var job Stat
-	for tries := 0; job.TPGID <= 0 || job.TPGID != job.PGrp; tries++ {
+	// bash forks the job in its own group and only then moves it to a group of
+	// its own and the foreground: wait for both, not for the fork.
+	for tries := 0; len(tree) != 3 || job.PGrp != tree[2] || job.TPGID != job.PGrp; tries++ {
 		if tries == 5000 {
 			t.Fatalf("no job in a terminal's foreground under script: tree %v, last %+v", tree, job)
 		}
