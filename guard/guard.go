@@ -131,8 +131,12 @@ func New(cfg config.Config, n Notifier, logger *log.Logger) (*Guard, error) {
 func detectLimit(pid int) (cgroup.Limit, *cgroup.Group, error) {
 	grp, err := cgroup.Discover(pid)
 	if errors.Is(err, cgroup.ErrNoMemoryCgroup) {
-		total, err := cgroup.System.MemTotal()
-		return cgroup.Limit{Bytes: total, Kind: cgroup.HostMemory}, nil, err
+		total, terr := cgroup.System.MemTotal()
+		lim := cgroup.Limit{Bytes: total, Kind: cgroup.HostMemory}
+		if sign := cgroup.System.Container(); sign != "" {
+			lim.Unseen = fmt.Sprintf("in a container (%s) whose memory cgroup cannot be read: %v", sign, err)
+		}
+		return lim, nil, terr
 	}
 	if err != nil {
 		return cgroup.Limit{}, nil, err

@@ -23,7 +23,10 @@ func (g *Group) NewChild(name string) (*Group, error) {
 	if err := os.Mkdir(c.Dir, 0o755); err != nil {
 		return nil, err
 	}
-	if err := c.check(); err != nil {
+	if a, err := c.charged(); err != nil || a.Dir != c.Dir {
+		if err == nil {
+			err = fmt.Errorf("%v %s has no memory controller of its own: enable +memory in %s/cgroup.subtree_control", c.Version, c.Path, g.Dir)
+		}
 		return nil, errors.Join(err, c.Remove())
 	}
 	return &c, nil

@@ -29,7 +29,7 @@ func (h Host) Discover(pid int) (*Group, error) {
 			return nil, fmt.Errorf("%s: malformed line %q", file, line)
 		}
 		if slices.Contains(strings.Split(f[1], ","), "memory") {
-			return h.Lookup(V1, f[2])
+			return h.Lookup(V1, f[2], pid)
 		}
 		if f[0] == "0" && f[1] == "" {
 			v2path = f[2]
@@ -38,5 +38,5 @@ func (h Host) Discover(pid int) (*Group, error) {
 	if v2path == "" {
 		return nil, fmt.Errorf("%s: no memory controller line and no cgroup v2 line: %w", file, ErrNoMemoryCgroup)
 	}
-	return h.Lookup(V2, v2path)
+	return h.Lookup(V2, v2path, pid)
 }

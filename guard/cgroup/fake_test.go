@@ -11,6 +11,8 @@ var (
 	fakeV1        = Host{Root: "../../testdata/cgroup/v1"}
 	fakeContainer = Host{Root: "../../testdata/cgroup/v1-container"}
 	fakeV2        = Host{Root: "../../testdata/cgroup/v2"}
+	fakeNS        = Host{Root: "../../testdata/cgroup/v2-cgroupns"}
+	fakeV2Ctr     = Host{Root: "../../testdata/cgroup/v2-container"}
 )
 
 const gib = 1 << 30

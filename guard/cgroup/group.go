@@ -52,9 +52,11 @@ func (g *Group) parent() *Group {
 	return &p
 }
 
-// Lookup finds the directory of a cgroup named by path (as in
-// /proc/PID/cgroup) on the memory hierarchy of version v.
-func (h Host) Lookup(v Version, cgpath string) (*Group, error) {
+// Lookup finds the memory cgroup that charges a process whose
+// /proc/PID/cgroup names cgpath, on the memory hierarchy of version v. pid
+// (0 if unknown) finds the group when a cgroup namespace hides the names of
+// its ancestors.
+func (h Host) Lookup(v Version, cgpath string, pid int) (*Group, error) {
 	ms, err := h.mounts()
 	if err != nil {
 		return nil, err
@@ -65,15 +67,22 @@ func (h Host) Lookup(v Version, cgpath string) (*Group, error) {
 			continue
 		}
 		mounted = true
-		dir, ok := m.dirOf(cgpath)
+		hidden, rest, ok := m.place(cgpath)
 		if !ok {
 			continue
 		}
-		g := &Group{Version: v, Path: cgpath, Dir: h.path(dir), top: h.path(m.point), host: h}
-		if err := g.check(); err != nil {
-			return nil, err
+		point := h.path(m.point)
+		g := &Group{Version: v, Path: cgpath, Dir: filepath.Join(point, rest), top: point, host: h}
+		if hidden > 0 {
+			if g.Dir, err = findHidden(point, hidden, rest, pid); err != nil {
+				return nil, fmt.Errorf("%v %s: %w", v, cgpath, err)
+			}
+			// Named from the mount's root, as the kernel's own messages
+			// (oom_memcg=) name it, not with the namespace's "/..".
+			rel, _ := filepath.Rel(point, g.Dir)
+			g.Path = path.Join("/", filepath.ToSlash(rel))
 		}
-		return g, nil
+		return g.charged()
 	}
 	if !mounted {
 		return nil, fmt.Errorf("%v memory hierarchy is not mounted: %w", v, ErrNoMemoryCgroup)
@@ -81,19 +90,33 @@ func (h Host) Lookup(v Version, cgpath string) (*Group, error) {
 	return nil, fmt.Errorf("%v %s is outside the mounted cgroup trees: %w", v, cgpath, ErrNoMemoryCgroup)
 }
 
-// check makes sure the directory exists and, on v2, has the memory
-// controller: a v2 cgroup without memory.current accounts nothing.
-func (g *Group) check() error {
+// charged is the group whose memory the kernel charges for g's processes:
+// g itself, or on v2 the nearest ancestor that has the memory controller
+// (memory.current) when g has not, as under systemd user services and in
+// pods whose limit sits on an ancestor. That group's usage, limits and OOM
+// kills are the processes'.
+func (g *Group) charged() (*Group, error) {
 	if _, err := os.Stat(g.Dir); err != nil {
-		return fmt.Errorf("%v %s: %w", g.Version, g.Path, err)
+		return nil, fmt.Errorf("%v %s: %w", g.Version, g.Path, err)
 	}
 	if g.Version == V1 {
-		return nil
+		return g, nil
 	}
-	if _, err := os.Stat(g.file("memory.current")); errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("cgroup v2 %s has no memory.current (memory controller not enabled): %w", g.Path, ErrNoMemoryCgroup)
-	} else if err != nil {
-		return err
+	for a := g; a != nil; a = a.parent() {
+		_, err := os.Stat(a.file("memory.current"))
+		if err == nil {
+			return a, nil
+		}
+		if !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
 	}
-	return nil
+	return nil, fmt.Errorf("cgroup v2 %s: neither it nor an ancestor up to the root has the memory controller: %w", g.Path, ErrNoMemoryCgroup)
+}
+
+// isRoot says whether a v2 group is the root of the whole hierarchy, not
+// only of what this mount shows: only non-root groups have cgroup.type.
+func (g *Group) isRoot() bool {
+	_, err := os.Stat(g.file("cgroup.type"))
+	return errors.Is(err, os.ErrNotExist)
 }

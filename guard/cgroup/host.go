@@ -45,3 +45,18 @@ func (h Host) MemTotal() (uint64, error) {
 	}
 	return 0, fmt.Errorf("%s: no MemTotal line", file)
 }
+
+// Container names the sign that the guard runs in a container, or is
+// empty: there, a memory limit the guard cannot read (a cgroupfs that is
+// not mounted, or shows only part of the tree) may still bind the kernel.
+func (h Host) Container() string {
+	for _, f := range []string{"/.dockerenv", "/run/.containerenv"} { // Docker's and Podman's marks
+		if _, err := os.Stat(h.path(f)); err == nil {
+			return f
+		}
+	}
+	if os.Getenv("KUBERNETES_SERVICE_HOST") != "" {
+		return "KUBERNETES_SERVICE_HOST is set"
+	}
+	return ""
+}

@@ -34,6 +34,11 @@ type Limit struct {
 	Bytes uint64
 	Kind  LimitKind
 	Path  string // the cgroup that sets it; empty for HostMemory
+	// Unseen says why a lower limit may bind that the guard cannot read
+	// (in a cgroup namespace, limits above its root; in a container, a
+	// cgroup the guard cannot see): empty when it read every group up to
+	// the root of the hierarchy.
+	Unseen string
 }
 
 // Source says where the limit comes from, for messages such as "the limit is
@@ -41,6 +46,9 @@ type Limit struct {
 func (l Limit) Source() string {
 	switch l.Kind {
 	case HostMemory:
+		if l.Unseen != "" {
+			return fmt.Sprintf("%v; %s: set JUPYTER_GUARD_LIMIT to the real limit", l.Kind, l.Unseen)
+		}
 		return l.Kind.String()
 	case V1Limit:
 		return fmt.Sprintf("%v %s", l.Kind, l.Path)
@@ -60,7 +68,7 @@ func (g *Group) Limit() (Limit, error) {
 		return Limit{}, err
 	}
 	if total < lim.Bytes {
-		return Limit{Bytes: total, Kind: HostMemory}, nil
+		return Limit{Bytes: total, Kind: HostMemory, Unseen: lim.Unseen}, nil
 	}
 	return lim, nil
 }
@@ -70,7 +78,9 @@ func (g *Group) cgroupLimit() (Limit, error) {
 		return g.v1Limit()
 	}
 	best := Limit{Bytes: noLimit, Kind: V2Max, Path: g.Path}
+	top := g
 	for a := g; a != nil; a = a.parent() {
+		top = a
 		// At equal values the nearer cgroup and memory.max (which kills)
 		// win: they say more about what will happen.
 		for _, k := range []LimitKind{V2Max, V2High} {
@@ -82,6 +92,9 @@ func (g *Group) cgroupLimit() (Limit, error) {
 				best = Limit{Bytes: n, Kind: k, Path: a.Path}
 			}
 		}
+	}
+	if !top.isRoot() {
+		best.Unseen = fmt.Sprintf("limits above %s, the top of what this cgroup mount shows (a cgroup namespace's root), cannot be read", top.Path)
 	}
 	return best, nil
 }

@@ -50,22 +50,29 @@ func (m mount) holds(v Version) bool {
 	return m.fs == "cgroup" && slices.Contains(m.opts, "memory")
 }
 
-// dirOf maps a cgroup path to its place under the mount point, or reports
-// that the mount does not show it (a container sees only its own subtree).
-func (m mount) dirOf(path string) (string, bool) {
-	if strings.Contains(path, "/..") { // outside the reader's cgroup namespace
-		return "", false
+// place says where a cgroup path lies under the mount: below the mount
+// point, down `hidden` levels whose names this namespace cannot see, then
+// down rest. Both the path and the mount's root are relative to the
+// reader's cgroup namespace: in a namespace made without a mount of its
+// own, the host's mount has a root such as "/../..", and a group outside
+// the namespace reads "/../other". ok is false when the mount does not show
+// the group (a container's mount shows only its own subtree).
+func (m mount) place(cgpath string) (hidden int, rest string, ok bool) {
+	root, p := components(m.root), components(cgpath)
+	n := 0
+	for n < len(root) && n < len(p) && root[n] == p[n] {
+		n++
 	}
-	if m.root == "/" {
-		return m.point + path, true
+	root, p = root[n:], p[n:]
+	if slices.ContainsFunc(root, func(c string) bool { return c != ".." }) || slices.Contains(p, "..") {
+		return 0, "", false // beside or above what the mount shows
 	}
-	if path == m.root {
-		return m.point, true
-	}
-	if rel, ok := strings.CutPrefix(path, m.root+"/"); ok {
-		return m.point + "/" + rel, true
-	}
-	return "", false
+	return len(root), strings.Join(p, "/"), true
+}
+
+// components splits a cgroup path ("/a/b", "/../a") into its names.
+func components(p string) []string {
+	return strings.FieldsFunc(p, func(r rune) bool { return r == '/' })
 }
 
 // unescape undoes mountinfo's octal escapes (\040 for a space, ...).
