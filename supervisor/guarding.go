@@ -8,6 +8,7 @@ import (
 	"github.com/jupyter-guard/jupyter-guard/child"
 
 	"github.com/jupyter-guard/jupyter-guard/control"
+	"github.com/jupyter-guard/jupyter-guard/guard/decide"
 	"github.com/jupyter-guard/jupyter-guard/guard/diagnosis"
 	"github.com/jupyter-guard/jupyter-guard/guard/gpu"
 	"github.com/jupyter-guard/jupyter-guard/guard/ledger"
@@ -101,7 +102,7 @@ func (s *Supervisor) byMessage() bool {
 // diagnosis.
 func (s *Supervisor) memoryStory(running *diagnosis.Cell) diagnosis.Memory {
 	b, counted := s.guard.Budget(), s.guard.Counted()
-	m := diagnosis.Memory{Limit: b.Limit, LimitSource: limitSource(b.Figure)}
+	m := diagnosis.Memory{Limit: b.Limit, LimitSource: limitSource(b)}
 	if c, ok := s.guard.Running(); ok {
 		m.TreePeak, m.TreeLast = c.Peak.Tree, c.Last().Tree
 		if running != nil {
@@ -129,10 +130,13 @@ func (s *Supervisor) memoryStory(running *diagnosis.Cell) diagnosis.Memory {
 	return m
 }
 
-func limitSource(f ledger.Figure) string {
-	switch f {
+// limitSource says where the budget comes from, for the death notice:
+// where the cgroup's limit is set ("cgroup v2 memory.max at /job"), or
+// what the advice depends on.
+func limitSource(b decide.Budget) string {
+	switch b.Figure {
 	case ledger.Cgroup:
-		return diagnosis.LimitCgroup
+		return b.Source
 	case ledger.Host:
 		return diagnosis.LimitHost
 	}
@@ -169,6 +173,9 @@ func toControlCell(c ledger.Cell, f ledger.Figure) control.Cell {
 func (s *Supervisor) memoryState() (control.Memory, *control.Cell) {
 	b := s.guard.Budget()
 	st := control.Memory{Budget: b.Limit, LimitSource: b.Source}
+	if b.Figure == ledger.Host {
+		st.LimitUnseen = b.Detected.Unseen
+	}
 	if now, _, ok := s.guard.Memory(); ok {
 		st.TreeRSS, st.Cgroup, st.Used = now.Tree, now.Cgroup, now.Of(b.Figure)
 		if b.Limit > 0 {

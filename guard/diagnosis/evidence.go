@@ -70,8 +70,8 @@ type Cell struct {
 type Memory struct {
 	// Limit is the memory budget in bytes; 0 if none is known.
 	Limit uint64 `json:"limit,omitzero"`
-	// LimitSource says where Limit comes from: LimitCgroup, LimitEnv,
-	// LimitHost or another short phrase.
+	// LimitSource says where Limit comes from: LimitEnv, LimitHost, or
+	// where a cgroup sets it ("cgroup v2 memory.max at /job").
 	LimitSource string `json:"limit_source,omitempty"`
 	// TreePeak and TreeLast are the kernel's process tree's memory: the
 	// highest and the last sample.
@@ -84,9 +84,8 @@ type Memory struct {
 
 // Where a memory limit comes from; the advice to raise it depends on it.
 const (
-	LimitCgroup = "cgroup"
-	LimitEnv    = "JUPYTER_GUARD_LIMIT"
-	LimitHost   = "host RAM"
+	LimitEnv  = "JUPYTER_GUARD_LIMIT"
+	LimitHost = "host RAM"
 )
 
 // GPUMemory is the kernel's use of one GPU.

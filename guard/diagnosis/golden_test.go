@@ -49,7 +49,7 @@ func goldenCases(t *testing.T) map[string]Evidence {
 		Duration: 4200 * time.Millisecond,
 	}
 	memory := Memory{
-		Limit: 12 * gib, LimitSource: LimitCgroup,
+		Limit: 12 * gib, LimitSource: "cgroup v1 /jupyter/alice",
 		TreePeak: gibs(12.4), TreeLast: gibs(12.3),
 		GPUs: []GPUMemory{{Index: 0, Name: "NVIDIA A100-SXM4-40GB", Used: gibs(3.1), Total: 40 * gib}},
 		TopCells: []Cell{
@@ -81,7 +81,7 @@ func goldenCases(t *testing.T) map[string]Evidence {
 			OOMKills:  OOMCounter{Known: true, Before: 0, After: 0},
 			KernelLog: KernelLog{Read: true},
 			Cell:      &Cell{ExecutionCount: 4, Code: "train(model, epochs=50)"},
-			Memory:    Memory{Limit: 12 * gib, LimitSource: LimitCgroup, TreePeak: 3 * gib, TreeLast: gibs(2.9)},
+			Memory:    Memory{Limit: 12 * gib, LimitSource: "cgroup v1 /jupyter/alice", TreePeak: 3 * gib, TreeLast: gibs(2.9)},
 		},
 		"outside-kill-unchecked-gave-up": {
 			PID: 4242, Exit: ExitStatus{Code: 137},

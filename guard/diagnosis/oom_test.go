@@ -40,7 +40,7 @@ func TestRealOOMKillInOwnCgroup(t *testing.T) {
 	ev := r.wait(t)
 	ev.OOMKills = OOMCounter{Known: true, Before: before, After: cg.OOMKills()}
 	ev.KernelLog = kmsg.Collect([]int{ev.PID})
-	ev.Memory = Memory{Limit: limit, LimitSource: LimitCgroup}
+	ev.Memory = Memory{Limit: limit, LimitSource: "cgroup v1 /jupyter/alice"}
 	d := Diagnose(ev)
 	t.Logf("\n%s", strings.Join(d.Traceback, "\n"))
 
