@@ -41,6 +41,9 @@ type Memory struct {
 	Budget      uint64  `json:"budget_bytes"`
 	Share       float64 `json:"share"` // used / budget, 0..1+
 	LimitSource string  `json:"limit_source"`
+	// LimitUnseen says why a limit the guard cannot read may bind the
+	// kernel, when the budget fell back to host memory.
+	LimitUnseen string `json:"limit_unseen,omitempty"`
 }
 
 // GPU is the kernel's use of one device; every device is listed.

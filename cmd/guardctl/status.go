@@ -123,6 +123,10 @@ func printStatus(w io.Writer, asJSON bool) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n",
 			control.ShortID(s.KernelID), orDash(shown(s.Kernelspec, 40)), orDash(shown(s.Notebook, 60)), stateCell(s), memoryCell(s.Memory),
 			gpuCell(s), units.FormatDuration(time.Since(s.Started)), lastCellCell(s.LastCell), s.Deaths)
+		if s.Memory.LimitUnseen != "" {
+			unknown = append(unknown, fmt.Sprintf("Memory limit of %s: %s; its budget is the host's memory: set JUPYTER_GUARD_LIMIT to the real limit.",
+				control.ShortID(s.KernelID), shown(s.Memory.LimitUnseen, 300)))
+		}
 		if s.GPUUnknown != "" {
 			unknown = append(unknown, fmt.Sprintf("GPU of %s: %s.", control.ShortID(s.KernelID), shown(s.GPUUnknown, 300)))
 		}
@@ -157,8 +161,11 @@ func memoryCell(m control.Memory) string {
 		return units.FormatBytes(m.Used)
 	}
 	cell := fmt.Sprintf("%s / %s (%.0f%%)", units.FormatBytes(m.Used), units.FormatBytes(m.Budget), m.Share*100)
-	if m.Share >= 0.8 {
+	switch {
+	case m.Share >= 0.8:
 		cell += " !"
+	case m.LimitUnseen != "":
+		cell += " ?" // the budget may be above the real limit: see the line below the table
 	}
 	return cell
 }

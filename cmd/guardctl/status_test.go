@@ -27,3 +27,21 @@ func TestGPUCell(t *testing.T) {
 		}
 	}
 }
+
+func TestMemoryCell(t *testing.T) {
+	const gib = 1 << 30
+	for _, c := range []struct {
+		m    control.Memory
+		want string
+	}{
+		{control.Memory{Used: gib, Budget: 4 * gib, Share: 0.25}, "1 GiB / 4 GiB (25%)"},
+		{control.Memory{Used: 3.5 * gib, Budget: 4 * gib, Share: 0.875}, "3.5 GiB / 4 GiB (88%) !"},
+		// A budget of host memory where a container's limit may be lower.
+		{control.Memory{Used: gib, Budget: 4 * gib, Share: 0.25, LimitUnseen: "limits above / cannot be read"}, "1 GiB / 4 GiB (25%) ?"},
+		{control.Memory{Used: gib}, "1 GiB"},
+	} {
+		if got := memoryCell(c.m); got != c.want {
+			t.Errorf("memoryCell(%+v) = %q, want %q", c.m, got, c.want)
+		}
+	}
+}
