@@ -102,6 +102,7 @@ func (g *Group) charged() (*Group, error) {
 	if g.Version == V1 {
 		return g, nil
 	}
+	top := g
 	for a := g; a != nil; a = a.parent() {
 		_, err := os.Stat(a.file("memory.current"))
 		if err == nil {
@@ -110,8 +111,13 @@ func (g *Group) charged() (*Group, error) {
 		if !errors.Is(err, os.ErrNotExist) {
 			return nil, err
 		}
+		top = a
 	}
-	return nil, fmt.Errorf("cgroup v2 %s: neither it nor an ancestor up to the root has the memory controller: %w", g.Path, ErrNoMemoryCgroup)
+	upTo := "the root"
+	if !top.isRoot() {
+		upTo = top.Path + ", the top of what this cgroup mount shows,"
+	}
+	return nil, fmt.Errorf("cgroup v2 %s: neither it nor an ancestor up to %s has the memory controller: %w", g.Path, upTo, ErrNoMemoryCgroup)
 }
 
 // isRoot says whether a v2 group is the root of the whole hierarchy, not
