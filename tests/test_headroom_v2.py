@@ -8,22 +8,19 @@ CPU: one run takes about two minutes.
 
     .venv/bin/python -m pytest tests/test_headroom_v2.py
 
-It is skipped where the harness or user-mode-linux is missing."""
+It is skipped where the harness is missing (see tests/guest.py)."""
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-from pathlib import Path
 
 import pytest
 
-from conftest import KERNEL_ENVS, REPO
+from conftest import KERNEL_ENVS
+from guest import need_guest, run_in_v2
 from support import as_jupyter_starts_it
 from test_memory_guard import CLIENT_PYTHON, DRIVER, MiB, paused_then_interrupted, room_for_a_block, verdict
 
-HARNESS = Path(os.environ.get("CGROUP_V2_HARNESS", REPO.parent / "shared" / "cgroup-v2" / "run-in-v2.sh"))
 LIMIT = 512 * MiB
 BLOCK = 32 * MiB
 REPS = 5
@@ -32,25 +29,17 @@ REPS = 5
 GUEST_SECONDS = 240
 
 
-def guest_mounts(*paths: Path) -> list[str]:
-    """run-in-v2.sh options that show the guest these host paths under /tmp
-    (the guest's /tmp is its own), read-write; the rest of / it sees."""
-    return [arg for p in paths if Path(p).resolve().is_relative_to("/tmp") for arg in ("-w", str(p))]
-
-
 @pytest.mark.timeout(GUEST_SECONDS + 60)
 def test_blocks_under_memory_max_keep_the_session(kernelspecs, jupyter_dirs, guardctl, tmp_path):
-    if not HARNESS.exists() or not Path("/usr/bin/linux.uml").exists():
-        pytest.skip(f"no cgroup v2 guest here: {HARNESS} and user-mode-linux are needed")
+    need_guest()
     kenv = KERNEL_ENVS[0]
     log = tmp_path / "fast32.log"
     cfg = {"kernel": kenv.guarded, "cgroup": "/sys/fs/cgroup/job", "v2": True, "log": str(log),
            "scenario": "fast32", "reps": REPS}
     jupyter_root = jupyter_dirs["JUPYTER_DATA_DIR"].parent
-    cmd = [str(HARNESS), "-q", "-m", str(LIMIT), "-t", str(GUEST_SECONDS), "-C", str(tmp_path),
-           *guest_mounts(jupyter_root, guardctl.parent), "--", str(CLIENT_PYTHON), str(DRIVER), json.dumps(cfg)]
     with as_jupyter_starts_it():
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=GUEST_SECONDS + 60, env=dict(os.environ))
+        r = run_in_v2(["-m", str(LIMIT), "-t", str(GUEST_SECONDS)], [str(CLIENT_PYTHON), str(DRIVER), json.dumps(cfg)],
+                      workdir=tmp_path, shown=[jupyter_root, guardctl.parent], timeout=GUEST_SECONDS + 60)
     kernel_log = log.read_text(errors="replace") if log.exists() else ""
     assert r.returncode == 0, (f"the guest run failed ({r.returncode}): {r.stderr[-5000:]}\n{r.stdout[-2000:]}"
                                f"\n--- the kernel's log:\n{kernel_log[-5000:]}")
