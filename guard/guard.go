@@ -423,7 +423,11 @@ func (g *Guard) release(why string) bool {
 	c, ok := g.ledger.Get(id)
 	if ok {
 		used := c.Last().Of(g.budget.Figure)
-		g.ledger.Act(id, ledger.Action{Time: time.Now(), Kind: why, Used: used})
+		a := ledger.Action{Time: time.Now(), Kind: why, Used: used}
+		if why == decide.Thawed {
+			a.Until = used + c.InFlight()
+		}
+		g.ledger.Act(id, a)
 		if why == decide.Resumed {
 			text = notice.Resumed(g.facts(&c, used, c.InFlight(), decide.Decision{}))
 		}
@@ -654,8 +658,9 @@ func (g *Guard) pause(s sampler.Sample, id string, thaws int) bool {
 	defer g.act.Unlock()
 	g.mu.Lock()
 	thawed, gone := g.thaws != thaws, g.kernel != s.Root
-	if thawed && !gone {
-		g.ledger.Act(id, ledger.Action{Time: time.Now(), Kind: decide.Thawed})
+	if c, ok := g.ledger.Get(id); ok && thawed && !gone {
+		used := c.Last().Of(g.budget.Figure)
+		g.ledger.Act(id, ledger.Action{Time: time.Now(), Kind: decide.Thawed, Used: used, Until: used + c.InFlight()})
 	}
 	g.mu.Unlock()
 	if thawed || gone {
@@ -679,13 +684,7 @@ func (g *Guard) pause(s sampler.Sample, id string, thaws int) bool {
 }
 
 // doneIn is what the guard already did in cell c, as decide counts it.
-func doneIn(c *ledger.Cell) decide.Done {
-	kinds := make([]string, len(c.Actions))
-	for i, a := range c.Actions {
-		kinds[i] = a.Kind
-	}
-	return decide.Tally(kinds)
-}
+func doneIn(c *ledger.Cell) decide.Done { return decide.Tally(c.Actions) }
 
 // facts are a notice's numbers for cell c at used with inFlight still to
 // fill, for decision d, its actions so far included. Call with g.mu held.
@@ -695,6 +694,6 @@ func (g *Guard) facts(c *ledger.Cell, used, inFlight uint64, d decide.Decision) 
 	next, _ := decide.Line(b, done.Acted) // after a warning: the pause line
 	return notice.Facts{Used: used, Budget: b.Limit, Figure: b.Figure, Source: b.Source, Action: b.Action,
 		Line: d.Line, Next: next, Growth: c.Growth, Rate: c.Rate,
-		Again: done.Acted > 1, Fill: c.Fill, Room: d.Room, InFlight: inFlight, Short: decide.Short(b, used, inFlight),
+		Again: done.Acted > 1, Unstopped: done.Unstopped, Fill: c.Fill, Room: d.Room, InFlight: inFlight, Short: decide.Short(b, used, inFlight),
 		InterruptEnds: g.interruptEnds}
 }

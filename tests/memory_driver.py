@@ -43,6 +43,17 @@ PRINTING = ("import time\nblocks = []\nwhile True:\n    blocks.append(b'x' * (32
             "    print('.' * 100_000, flush=True)\n    time.sleep(0.02)\n")
 
 
+# STEADY in a cell whose SIGINT handler swallows the first interrupt, as C
+# code or a library that ignores it would: the guard must stop it again.
+SWALLOWED = ("import signal\nswallowed = []\n"
+             "def once(sig, frame):\n"
+             "    if not swallowed:\n"
+             "        swallowed.append(sig)\n"
+             "        return\n"
+             "    raise KeyboardInterrupt\n"
+             "signal.signal(signal.SIGINT, once)\n" + STEADY)
+
+
 def fast(mib: int) -> str:
     """Blocks of mib MiB as fast as NumPy fills them."""
     return f"import numpy as np\nblocks = []\nwhile True:\n    blocks.append(np.ones({mib} << 20, dtype=np.uint8))\n"
@@ -177,13 +188,15 @@ class Driver:
                 continue
             iopub.append(m)
             c = m["content"]
-            if m["msg_type"] == "stream" and PAUSED in c["text"] and paused_at is None:
-                paused_at = time.monotonic()
-                rep.update(seconds_to_pause=paused_at - started, usage_at_pause=self.cg.usage(),
-                           tree_at_pause=tree(self.proxy))
-                time.sleep(WATCH_PAUSED)
-                rep.update(usage_paused_later=self.cg.usage(), tree_paused_later=tree(self.proxy),
-                           working_set_paused_later=self.cg.working_set())
+            if m["msg_type"] == "stream" and PAUSED in c["text"]:
+                if paused_at is None:  # the figures are the first pause's
+                    paused_at = time.monotonic()
+                    rep.update(seconds_to_pause=paused_at - started, usage_at_pause=self.cg.usage(),
+                               tree_at_pause=tree(self.proxy))
+                    time.sleep(WATCH_PAUSED)
+                    rep.update(usage_paused_later=self.cg.usage(), tree_paused_later=tree(self.proxy),
+                               working_set_paused_later=self.cg.working_set())
+                # ■ again at every pause, as a user would.
                 if interrupt_on_pause:
                     self.km.interrupt_kernel()
             if m["msg_type"] == "status" and c["execution_state"] == "idle":
@@ -211,6 +224,8 @@ SCENARIOS = {
     "fast": (fast(64), RELEASE, True),
     "fast32": (fast(32), RELEASE, True),
     "worker": (WORKER, RELEASE_WORKER, True),
+    "swallowed": (SWALLOWED, RELEASE, True),
+    "swallowed-uninterrupted": (SWALLOWED, RELEASE, False),
     "steady-uninterrupted": (STEADY, RELEASE, False),
     "fast-uninterrupted": (fast(64), RELEASE, False),
 }

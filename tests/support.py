@@ -63,6 +63,9 @@ def as_jupyter_starts_it(**settings):
 WARNING = "jupyter-guard: memory warning."
 PAUSED = "jupyter-guard paused the kernel before it ran out of memory."
 INTERRUPTED = "jupyter-guard interrupted this cell to save the kernel from running out of memory."
+# The second stop of a cell the first interrupt did not stop.
+UNSTOPPED = "jupyter-guard paused the kernel again: the interrupt did not stop the cell"
+INTERRUPTED_AGAIN = "jupyter-guard interrupted this cell again: the last interrupt did not stop it"
 # The pause notice when the fill in flight cannot finish within the budget.
 UNSAVED = "lets that fill finish first: the OOM killer would kill the kernel"
 # An action line moved down to leave room for the fills a cell makes.

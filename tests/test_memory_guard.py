@@ -29,7 +29,8 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError
 
 from conftest import KERNEL_ENVS, REPO, TESTS, KernelEnv
-from support import INTERRUPTED, LOWERED, PAUSED, UNSAVED, WARNING, MemoryCgroup, as_jupyter_starts_it, check_grow_demo, stderr_of
+from support import (INTERRUPTED, INTERRUPTED_AGAIN, LOWERED, PAUSED, UNSAVED, UNSTOPPED, WARNING, MemoryCgroup, as_jupyter_starts_it,
+                     check_grow_demo, stderr_of)
 
 MiB = 1 << 20
 LIMIT = 1536 * MiB
@@ -140,7 +141,10 @@ def paused(rep: dict, workers: int) -> list[str]:
 
 
 def paused_then_interrupted(rep: dict) -> list[str]:
-    return warned_then(rep, PAUSED) + paused(rep, workers=0) + interrupted(rep)
+    bad = warned_then(rep, PAUSED) + paused(rep, workers=0) + interrupted(rep)
+    if UNSTOPPED in rep["stderr"]:
+        bad.append("paused again after the interrupt, which was on its way")
+    return bad
 
 
 def verdict(out: dict, check) -> None:
@@ -264,6 +268,25 @@ def test_pause_stops_a_multiprocessing_worker(kenv, kernelspecs, cgroup, tmp_pat
         if len(rep["tree_released"]) != 1:
             bad.append(f"the worker is still there: {rep['tree_released']}")
         return bad
+
+    verdict(out, check)
+
+
+@pytest.mark.parametrize("action", ["pause", "interrupt"])
+def test_an_interrupt_that_does_not_stop_the_cell_is_followed_by_another_stop(kenv, kernelspecs, cgroup, tmp_path, action):
+    """The cell swallows the first SIGINT and grows on: the guard stops it
+    again before the limit and says the interrupt did not stop it; the
+    second interrupt ends the cell and the session is kept."""
+    scenario = "swallowed" if action == "pause" else "swallowed-uninterrupted"
+    out = drive(cgroup, kenv, tmp_path, scenario, reps(kenv, 3), JUPYTER_GUARD_ACTION=action)
+    first, again = (PAUSED, UNSTOPPED) if action == "pause" else (INTERRUPTED, INTERRUPTED_AGAIN)
+
+    def check(rep):
+        err = rep["stderr"]
+        bad = [f"{text!r} appears {err.count(text)} times in the cell" for text in (first, again) if err.count(text) != 1]
+        if not bad and err.index(first) > err.index(again):
+            bad.append("the second stop came first")
+        return bad + interrupted(rep)
 
     verdict(out, check)
 

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/jupyter-guard/jupyter-guard/guard/config"
+	"github.com/jupyter-guard/jupyter-guard/guard/ledger"
 )
 
 // Act is what to do now.
@@ -31,34 +32,47 @@ const MaxActions = 4
 type Done struct {
 	Warned bool
 	// Acted is the number of the next action line: the pauses, interrupts
-	// or alerts so far, moved on to the last line by a thaw.
+	// or alerts so far.
 	Acted int
+	// Thawed: the kernel was thawed for an interrupt since the last
+	// action. The cell may grow to Until (what it used then plus the fill
+	// in flight) while the interrupt lands; past it by Slack, the
+	// interrupt has not stopped it, and the next line holds.
+	Thawed bool
+	Until  uint64
+	// Unstopped: the last action came after a thaw whose interrupt did not
+	// stop the cell.
+	Unstopped bool
 }
 
 // Kinds of actions besides the Acts, as the ledger records them.
 const (
 	// Thawed: the kernel was thawed for an interrupt, a restart or a
-	// shutdown. No line is left in the cell: the thawed kernel runs on
-	// until the interrupt lands, after the C call it is in returns (a 64 MiB
-	// array is finished first), and pausing it meanwhile would trap the
-	// interrupt in a stopped process, the user's one way out.
+	// shutdown. The thawed kernel runs on until the interrupt lands, after
+	// the C call it is in returns (a 64 MiB array is finished first):
+	// pausing it meanwhile would trap the interrupt in a stopped process,
+	// the user's one way out. So the next line holds only past what that
+	// takes (Done.Until); a cell that grows further was not stopped by the
+	// interrupt (a kernel that ignores SIGINT, C code that never returns)
+	// and is stopped again rather than let run into the OOM killer.
 	Thawed = "thaw"
 	// Resumed: the user let the paused cell go on; the next line holds.
 	Resumed = "resume"
 )
 
-// Tally folds the kinds of the actions taken in a cell, oldest first, into
-// what Decide needs to know.
-func Tally(kinds []string) Done {
+// Tally folds the actions taken in a cell, oldest first, into what Decide
+// needs to know.
+func Tally(actions []ledger.Action) Done {
 	var d Done
-	for _, k := range kinds {
-		switch k {
+	for _, a := range actions {
+		switch a.Kind {
 		case Warn.String():
 			d.Warned = true
 		case Pause.String(), Interrupt.String(), Alert.String():
 			d.Acted++
+			d.Unstopped, d.Thawed = d.Thawed, false
 		case Thawed:
-			d.Acted = MaxActions
+			d.Thawed, d.Until = true, a.Until
 		}
 	}
 	return d
@@ -134,7 +148,13 @@ func triggers(b Budget, in Input) []trigger {
 		}
 		ts = append(ts, trigger{act: Warn, line: b.Warn, at: at})
 	}
-	if line, ok := Line(b, in.Done.Acted); ok {
+	if line, ok := Line(b, in.Done.Acted); ok && in.Done.Thawed {
+		// Only growth the interrupt should have stopped counts: no
+		// prediction, as the fill it finishes first grows fast.
+		if at := max(line, in.Done.Until+Slack(b)); at < b.Limit {
+			ts = append(ts, trigger{act: action(b.Action), line: at, at: at})
+		}
+	} else if ok {
 		var room uint64
 		if in.Done.Acted == 0 {
 			line, room = fillLine(b, line, in.Fill)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jupyter-guard/jupyter-guard/guard/config"
+	"github.com/jupyter-guard/jupyter-guard/guard/ledger"
 )
 
 const mib = 1 << 20
@@ -50,6 +51,17 @@ func TestDecide(t *testing.T) {
 		{"no warning after an action", config.Pause,
 			Input{Used: 960 * mib, Start: 100 * mib, Done: Done{Acted: 1}}, nil},
 		{"third line", config.Interrupt, Input{Used: 990 * mib, Start: 100 * mib, Done: Done{Acted: 2}}, []Decision{{Act: Interrupt, Line: 987.5 * mib}}},
+		// A thaw for an interrupt lets the fill in flight finish (Until)
+		// and Slack more, unpredicted: a cell growing beyond was not
+		// stopped by the interrupt.
+		{"after a thaw, the fill in flight finishes", config.Pause,
+			Input{Used: 975 * mib, Start: 100 * mib, Rate: 14 * gbps, Horizon: 5 * time.Millisecond, Done: Done{Warned: true, Acted: 1, Thawed: true, Until: 960 * mib}}, nil},
+		{"after a thaw, grown past the fill and the slack", config.Pause,
+			Input{Used: 980 * mib, Start: 100 * mib, Done: Done{Warned: true, Acted: 1, Thawed: true, Until: 960 * mib}}, []Decision{{Act: Pause, Line: 978.75 * mib}}},
+		{"after a thaw with a small fill, the next line", config.Interrupt,
+			Input{Used: 976 * mib, Start: 100 * mib, Done: Done{Warned: true, Acted: 1, Thawed: true, Until: 900 * mib}}, []Decision{{Act: Interrupt, Line: 975 * mib}}},
+		{"after a thaw, a fill that ends at the limit leaves no line", config.Pause,
+			Input{Used: 999 * mib, Start: 100 * mib, Done: Done{Warned: true, Acted: 1, Thawed: true, Until: 990 * mib}}, nil},
 		{"lines run out", config.Pause, Input{Used: 999 * mib, Start: 100 * mib, Done: Done{Acted: MaxActions}}, nil},
 		{"started past the warn line, grew little", config.Pause, Input{Used: 830 * mib, Start: 820 * mib}, nil},
 		{"started past the warn line, grew by the slack", config.Pause, Input{Used: 840 * mib, Start: 820 * mib}, []Decision{{Act: Warn, Line: 800 * mib}}},
@@ -151,19 +163,27 @@ func TestMargin(t *testing.T) {
 }
 
 func TestTally(t *testing.T) {
+	acts := func(kinds ...string) []ledger.Action {
+		var as []ledger.Action
+		for _, k := range kinds {
+			as = append(as, ledger.Action{Kind: k, Until: 900 * mib})
+		}
+		return as
+	}
 	for _, tt := range []struct {
-		kinds []string
-		want  Done
+		actions []ledger.Action
+		want    Done
 	}{
 		{nil, Done{}},
-		{[]string{"warn"}, Done{Warned: true}},
-		{[]string{"warn", "pause", "resume"}, Done{Warned: true, Acted: 1}},
-		{[]string{"warn", "pause", "resume", "pause"}, Done{Warned: true, Acted: 2}},
-		{[]string{"warn", "pause", "thaw"}, Done{Warned: true, Acted: MaxActions}},
-		{[]string{"interrupt", "alert"}, Done{Acted: 2}},
+		{acts("warn"), Done{Warned: true}},
+		{acts("warn", "pause", "resume"), Done{Warned: true, Acted: 1}},
+		{acts("warn", "pause", "resume", "pause"), Done{Warned: true, Acted: 2}},
+		{acts("warn", "pause", "thaw"), Done{Warned: true, Acted: 1, Thawed: true, Until: 900 * mib}},
+		{acts("warn", "pause", "thaw", "pause"), Done{Warned: true, Acted: 2, Unstopped: true, Until: 900 * mib}},
+		{acts("interrupt", "alert"), Done{Acted: 2}},
 	} {
-		if got := Tally(tt.kinds); got != tt.want {
-			t.Errorf("Tally(%v) = %+v, want %+v", tt.kinds, got, tt.want)
+		if got := Tally(tt.actions); got != tt.want {
+			t.Errorf("Tally(%v) = %+v, want %+v", tt.actions, got, tt.want)
 		}
 	}
 }

@@ -70,6 +70,9 @@ type Action struct {
 	Time time.Time `json:"time"`
 	Kind string    `json:"kind"`
 	Used uint64    `json:"used"`
+	// Until is, for a thaw, what the cell may reach while the interrupt
+	// lands: Used plus the fill in flight, which C code finishes first.
+	Until uint64 `json:"until,omitzero"`
 }
 
 // Header is the raw header of the cell's execute_request: the parent of

@@ -27,6 +27,9 @@ type Facts struct {
 	Growth int64   // what the running cell added
 	Rate   float64 // how fast it grows now
 	Again  bool    // the guard already acted in this cell
+	// Unstopped: an interrupt came before this action and did not stop the
+	// cell, which went on growing past the fill it was in.
+	Unstopped bool
 	// Fill is the most the cell was seen mapping at a time; Room is what
 	// Line leaves below the budget for it when the line was moved down
 	// for it (decide.Decision.Room), else 0.
@@ -68,7 +71,10 @@ const lostAnyway = "An interrupt (■) or guardctl resume lets that fill finish 
 // (see Unsaved).
 func Paused(f Facts) string {
 	head := "jupyter-guard paused the kernel before it ran out of memory."
-	if f.Again {
+	switch {
+	case f.Unstopped:
+		head = "jupyter-guard paused the kernel again: the interrupt did not stop the cell, which went on growing."
+	case f.Again:
 		head = "jupyter-guard paused the kernel again before it ran out of memory."
 	}
 	if f.Short > 0 {
@@ -78,13 +84,17 @@ func Paused(f Facts) string {
 	if f.Next > 0 {
 		resume = "continue anyway; jupyter-guard pauses it again at " + size(f.Next) + "."
 	}
+	interrupt := f.interruptLeaves()
+	if f.Unstopped {
+		interrupt = "tries again; if it does not stop the cell either (C code, a kernel that ignores it), restart."
+	}
 	return lines(
 		head,
 		"  "+f.usage()+";",
 		"  "+f.reached("pause")+".",
 		"Left running, the kernel would be killed by the OOM killer and its variables lost.",
 		"Choose one (guardctl runs in a terminal):",
-		"  Interrupt (■, or Kernel > Interrupt Kernel): "+f.interruptLeaves(),
+		"  Interrupt (■, or Kernel > Interrupt Kernel): "+interrupt,
 		"  guardctl resume: "+resume,
 		"  Restart the kernel (Kernel > Restart Kernel): gives all its memory back; its variables are lost.",
 	)
@@ -112,11 +122,19 @@ func Unsaved(f Facts, head string) string {
 
 // Interrupted is posted when action=interrupt stopped the cell.
 func Interrupted(f Facts) string {
+	head := "jupyter-guard interrupted this cell to save the kernel from running out of memory."
+	if f.Unstopped {
+		head = "jupyter-guard interrupted this cell again: the last interrupt did not stop it, and it went on growing."
+	}
+	leaves := f.interruptedLeaves()
+	if f.Unstopped {
+		leaves = "If this one does not stop it either (C code, a kernel that ignores interrupts), restart the kernel: the OOM killer would end it at the limit."
+	}
 	l := []string{
-		"jupyter-guard interrupted this cell to save the kernel from running out of memory.",
+		head,
 		"  " + f.usage() + ";",
 		"  " + f.reached("interrupt") + ".",
-		f.interruptedLeaves(),
+		leaves,
 	}
 	if f.Short > 0 {
 		l = append(l[:3], f.fillShort()+".",

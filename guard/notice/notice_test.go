@@ -30,6 +30,11 @@ func TestGolden(t *testing.T) {
 	paused.Used, paused.Line, paused.Next, paused.Growth = 1462*mib, 1459*mib, 1498*mib, 1330*mib
 	again := paused
 	again.Again, again.Used, again.Line, again.Next = true, 1530*mib, 1527*mib, 0
+	// The user's interrupt did not stop the cell: it grew past its fill.
+	unstopped := again
+	unstopped.Unstopped, unstopped.Used, unstopped.Line, unstopped.Next = true, 1500*mib, 1498*mib, 1517*mib
+	unstoppedInterrupt := unstopped
+	unstoppedInterrupt.Action = config.Interrupt
 	tree := Facts{Used: 241 * mib, Budget: 300 * mib, Figure: ledger.Tree, Source: "JUPYTER_GUARD_LIMIT",
 		Action: config.Interrupt, Line: 240 * mib, Next: 285 * mib, Growth: 200 * mib, Rate: 100 * mib}
 	host := Facts{Used: 20 * gib, Budget: 24 * gib, Figure: ledger.Host, Source: "host memory",
@@ -67,6 +72,8 @@ func TestGolden(t *testing.T) {
 		"paused":                  Paused(paused),
 		"paused-again-last":       Paused(again),
 		"paused-early":            Paused(early),
+		"paused-unstopped":        Paused(unstopped),
+		"interrupted-unstopped":   Interrupted(unstoppedInterrupt),
 		"paused-blocks":           Paused(blocks),
 		"paused-unsaved":          Paused(unsaved),
 		"paused-unsaved-tree":     Paused(unsavedTree),
