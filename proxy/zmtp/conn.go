@@ -54,10 +54,10 @@ type conn struct {
 	r *bufio.Reader
 
 	// trusted peers have each frame's body allocated whole as soon as its
-	// size arrives: the kernel the proxy dialled, whose 50 MB outputs
-	// would otherwise be copied as readBody grows them. Peers that dial
-	// the proxy are not trusted with memory before their messages are
-	// verified.
+	// size arrives: the kernel the proxy dialled, once it has shaken
+	// hands, whose 50 MB outputs would otherwise be copied as readBody
+	// grows them. Peers that dial the proxy are not trusted with memory
+	// before their messages are verified.
 	trusted bool
 
 	wmu  sync.Mutex

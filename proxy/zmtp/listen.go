@@ -176,11 +176,11 @@ func dial(ctx context.Context, ep, sockType string, identity []byte, retry time.
 		return nil, err
 	}
 	var d net.Dialer
+	var last error // why the last try failed, when ctx ends during the next
 	for {
 		nc, err := d.DialContext(ctx, network, addr)
 		if err == nil {
 			c := newConn(nc)
-			c.trusted = true // the proxy dials only its own child kernel
 			if deadline, ok := ctx.Deadline(); ok {
 				_ = c.SetDeadline(deadline)
 			}
@@ -188,13 +188,20 @@ func dial(ctx context.Context, ep, sockType string, identity []byte, retry time.
 			_, err = c.handshake(sockType, identity)
 			if stop() && err == nil {
 				_ = c.SetDeadline(time.Time{})
+				// Trusted only once it has shown it is the peer dialled:
+				// the proxy dials only its own child kernel.
+				c.trusted = true
 				return c, nil
 			}
 			c.Close()
 		}
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("%s %s: %w (last: %v)", sockType, ep, context.Cause(ctx), err)
+			if last == nil {
+				last = err
+			}
+			return nil, fmt.Errorf("%s %s: %w (last: %v)", sockType, ep, context.Cause(ctx), last)
 		}
+		last = err
 		select {
 		case <-ctx.Done():
 		case <-time.After(retry):
