@@ -59,6 +59,8 @@ type conn struct {
 	// grows them. Peers that dial the proxy are not trusted with memory
 	// before their messages are verified.
 	trusted bool
+	// curve boxes every frame once a CURVE handshake is done; nil for NULL.
+	curve *curveSession
 
 	wmu  sync.Mutex
 	wbuf []byte
@@ -70,8 +72,18 @@ func newConn(c net.Conn) *conn {
 	return &conn{Conn: c, r: bufio.NewReaderSize(c, bufSize), wbuf: make([]byte, 0, bufSize)}
 }
 
-// readFrame reads one frame, command or message part.
+// readFrame reads one frame, command or message part, out of its MESSAGE
+// box under CURVE.
 func (c *conn) readFrame() (flags byte, body []byte, err error) {
+	flags, body, err = c.readWireFrame()
+	if err != nil || c.curve == nil {
+		return flags, body, err
+	}
+	return c.curve.open(body)
+}
+
+// readWireFrame reads one frame as it is on the wire.
+func (c *conn) readWireFrame() (flags byte, body []byte, err error) {
 	if flags, err = c.r.ReadByte(); err != nil {
 		return 0, nil, err
 	}
@@ -201,6 +213,11 @@ func (c *conn) writeMsg(frames [][]byte) error {
 	if c.werr != nil {
 		return c.werr
 	}
+	more := byte(flagMore)
+	if c.curve != nil {
+		// Each frame is a MESSAGE of its own, its MORE flag in the box.
+		frames, more = c.curve.sealMsg(frames), 0
+	}
 	buf, vec, mark := c.wbuf[:0], c.vec[:0], 0
 	for i, f := range frames {
 		if len(buf)+9 > cap(buf) || len(f) <= inlineMax && len(buf)+9+len(f) > cap(buf) {
@@ -213,7 +230,7 @@ func (c *conn) writeMsg(frames [][]byte) error {
 		}
 		var flags byte
 		if i < len(frames)-1 {
-			flags = flagMore
+			flags = more
 		}
 		buf = appendHeader(buf, flags, len(f))
 		if len(f) <= inlineMax {
@@ -238,7 +255,11 @@ func (c *conn) writeCommand(name string, data []byte) error {
 	}
 	body := append([]byte{byte(len(name))}, name...)
 	body = append(body, data...)
-	buf := appendHeader(c.wbuf[:0], flagCommand, len(body))
+	flags := byte(flagCommand)
+	if c.curve != nil {
+		body, flags = c.curve.seal(curveCommand, body), 0
+	}
+	buf := appendHeader(c.wbuf[:0], flags, len(body))
 	return c.flush(net.Buffers{append(buf, body...)})
 }
 

@@ -1,8 +1,9 @@
-// Package zmtp is the part of ZeroMQ the proxy speaks: ZMTP 3 with the
-// NULL mechanism (rfc.zeromq.org/spec/23) over tcp and ipc, for the four
-// kinds of socket a Jupyter kernel proxy has. Towards the frontends it
-// binds a Router (shell, control, stdin, heartbeat) and a Pub (iopub);
-// towards its child it dials a Dealer or a Sub (Dial).
+// Package zmtp is the part of ZeroMQ the proxy speaks: ZMTP 3
+// (rfc.zeromq.org/spec/23) over tcp and ipc, in clear (NULL) or encrypted
+// as Jupyter asks with Curve keys in a connection file (CURVE, curve.go),
+// for the four kinds of socket a Jupyter kernel proxy has. Towards the
+// frontends it binds a Router (shell, control, stdin, heartbeat) and a Pub
+// (iopub); towards its child it dials a Dealer or a Sub (Dial).
 //
 // It exists for latency. Behind zmq4's sockets every message crossed two
 // goroutines in the proxy (zmq4's reader per connection, then the
@@ -17,7 +18,8 @@
 // that does not read delays only itself, and past libzmq's high-water mark
 // loses only its own messages.
 //
-// What it leaves out, because Jupyter's peers do not need it: security
-// mechanisms other than NULL, ZMTP 1 and 2 peers, and reconnecting (the
-// proxy dials a new child with new sockets).
+// What it leaves out, because Jupyter's peers do not need it: the PLAIN
+// and GSSAPI mechanisms, ZAP (a CURVE server takes any client key, as a
+// kernel's does), ZMTP 1 and 2 peers, and reconnecting (the proxy dials a
+// new child with new sockets).
 package zmtp

@@ -60,6 +60,6 @@ func FuzzHandshake(f *testing.F) {
 	f.Add(greetingFor(3, 0, "PLAIN"))
 	c := readerConn(nil, nil)
 	f.Fuzz(func(t *testing.T, in []byte) {
-		_, _ = refill(c, in).handshake(typeRouter, nil)
+		_, _ = refill(c, in).handshake(typeRouter, nil, nil, true)
 	})
 }

@@ -14,8 +14,9 @@ import (
 	"github.com/jupyter-guard/jupyter-guard/internal/ratelog"
 )
 
-// handshakeTimeout bounds a new connection's greeting and READY, so a peer
-// that connects and says nothing holds nothing but its own goroutine.
+// handshakeTimeout bounds a new connection's greeting and handshake
+// commands, so a peer that connects and says nothing holds nothing but its
+// own goroutine.
 const handshakeTimeout = 10 * time.Second
 
 // failureReport is how often a socket logs peers it dropped, at most.
@@ -52,6 +53,7 @@ func splitEndpoint(ep string) (network, addr string, err error) {
 type listener struct {
 	ln       net.Listener
 	sockType string
+	curve    *Curve // the server's keys, or nil for NULL
 	log      Logger
 	// failures logs handshakes that fail: a flood of bad peers gets a line
 	// now and then, not one each.
@@ -67,7 +69,11 @@ type listener struct {
 	wg     sync.WaitGroup
 }
 
-func listen(ep, sockType string, log Logger, serve func(*conn, []byte) error) (*listener, error) {
+func listen(ep, sockType string, log Logger, opts []Option, serve func(*conn, []byte) error) (*listener, error) {
+	o, err := optionsOf(opts)
+	if err != nil {
+		return nil, err
+	}
 	network, addr, err := splitEndpoint(ep)
 	if err != nil {
 		return nil, err
@@ -81,7 +87,7 @@ func listen(ep, sockType string, log Logger, serve func(*conn, []byte) error) (*
 	if err != nil {
 		return nil, err
 	}
-	l := &listener{ln: ln, sockType: sockType, log: log, serve: serve, conns: map[*conn]struct{}{},
+	l := &listener{ln: ln, sockType: sockType, curve: o.curve, log: log, serve: serve, conns: map[*conn]struct{}{},
 		failures: ratelog.New(log, failureReport)}
 	l.wg.Add(1)
 	go l.accept()
@@ -123,7 +129,7 @@ func (l *listener) run(c *conn) {
 		l.wg.Done()
 	}()
 	_ = c.SetDeadline(time.Now().Add(handshakeTimeout))
-	identity, err := c.handshake(l.sockType, nil)
+	identity, err := c.handshake(l.sockType, nil, l.curve, true)
 	if err != nil {
 		l.failures.Printf("handshake", "%s on %s: %s: %v; connection dropped", l.sockType, l.ln.Addr(), peerName(c), err)
 		return
@@ -169,8 +175,12 @@ func (l *listener) close() error {
 
 // Dial connects to a socket bound at ep as a socket of sockType ("DEALER"
 // or "SUB"), retrying every retry while nobody listens there yet, until
-// ctx ends.
-func dial(ctx context.Context, ep, sockType string, identity []byte, retry time.Duration) (*conn, error) {
+// ctx ends. A handshake refused for its mechanism or keys is not retried.
+func dial(ctx context.Context, ep, sockType string, identity []byte, retry time.Duration, opts []Option) (*conn, error) {
+	o, err := optionsOf(opts)
+	if err != nil {
+		return nil, err
+	}
 	network, addr, err := splitEndpoint(ep)
 	if err != nil {
 		return nil, err
@@ -185,7 +195,7 @@ func dial(ctx context.Context, ep, sockType string, identity []byte, retry time.
 				_ = c.SetDeadline(deadline)
 			}
 			stop := context.AfterFunc(ctx, func() { c.Close() })
-			_, err = c.handshake(sockType, identity)
+			_, err = c.handshake(sockType, identity, o.curve, false)
 			if stop() && err == nil {
 				_ = c.SetDeadline(time.Time{})
 				// Trusted only once it has shown it is the peer dialled:
@@ -194,6 +204,10 @@ func dial(ctx context.Context, ep, sockType string, identity []byte, retry time.
 				return c, nil
 			}
 			c.Close()
+			var se *securityError
+			if errors.As(err, &se) {
+				return nil, fmt.Errorf("%s %s: %w", sockType, ep, err)
+			}
 		}
 		if ctx.Err() != nil {
 			if last == nil {

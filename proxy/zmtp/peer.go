@@ -15,14 +15,14 @@ type Peer struct {
 
 // DialDealer connects a DEALER with the given identity to the ROUTER at
 // ep, retrying every retry until something listens there or ctx ends.
-func DialDealer(ctx context.Context, ep string, identity []byte, retry time.Duration, handle Handler) (*Peer, error) {
-	return dialPeer(ctx, ep, typeDealer, identity, retry, handle)
+func DialDealer(ctx context.Context, ep string, identity []byte, retry time.Duration, handle Handler, opts ...Option) (*Peer, error) {
+	return dialPeer(ctx, ep, typeDealer, identity, retry, handle, opts)
 }
 
 // DialSub connects a SUB to the PUB or XPUB at ep, as DialDealer does, and
 // subscribes it to everything.
-func DialSub(ctx context.Context, ep string, retry time.Duration, handle Handler) (*Peer, error) {
-	p, err := dialPeer(ctx, ep, typeSub, nil, retry, handle)
+func DialSub(ctx context.Context, ep string, retry time.Duration, handle Handler, opts ...Option) (*Peer, error) {
+	p, err := dialPeer(ctx, ep, typeSub, nil, retry, handle, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -33,8 +33,8 @@ func DialSub(ctx context.Context, ep string, retry time.Duration, handle Handler
 	return p, nil
 }
 
-func dialPeer(ctx context.Context, ep, sockType string, identity []byte, retry time.Duration, handle Handler) (*Peer, error) {
-	c, err := dial(ctx, ep, sockType, identity, retry)
+func dialPeer(ctx context.Context, ep, sockType string, identity []byte, retry time.Duration, handle Handler, opts []Option) (*Peer, error) {
+	c, err := dial(ctx, ep, sockType, identity, retry, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -70,9 +70,9 @@ func (s *subscriptions) remove(topic string) {
 
 // ListenPub binds a PUB at ep ("tcp://host:port" or "ipc://path"); welcome,
 // if not nil, greets each new subscription.
-func ListenPub(ep string, welcome Welcome, log Logger) (*Pub, error) {
+func ListenPub(ep string, welcome Welcome, log Logger, opts ...Option) (*Pub, error) {
 	p := &Pub{subs: map[*conn]*subscriber{}, welcome: welcome}
-	l, err := listen(ep, typePub, log, func(c *conn, _ []byte) error { return p.serve(c, log) })
+	l, err := listen(ep, typePub, log, opts, func(c *conn, _ []byte) error { return p.serve(c, log) })
 	if err != nil {
 		return nil, err
 	}

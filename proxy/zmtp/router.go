@@ -24,9 +24,9 @@ type routed struct {
 }
 
 // ListenRouter binds a ROUTER at ep ("tcp://host:port" or "ipc://path").
-func ListenRouter(ep string, handle Handler, log Logger) (*Router, error) {
+func ListenRouter(ep string, handle Handler, log Logger, opts ...Option) (*Router, error) {
 	r := &Router{peers: map[string]*routed{}}
-	l, err := listen(ep, typeRouter, log, func(c *conn, identity []byte) error { return r.serve(c, identity, handle, log) })
+	l, err := listen(ep, typeRouter, log, opts, func(c *conn, identity []byte) error { return r.serve(c, identity, handle, log) })
 	if err != nil {
 		return nil, err
 	}
@@ -111,8 +111,8 @@ func (r *Router) Close() error { return r.l.close() }
 type Echo struct{ l *listener }
 
 // ListenEcho binds an Echo at ep.
-func ListenEcho(ep string, log Logger) (*Echo, error) {
-	l, err := listen(ep, typeRouter, log, func(c *conn, _ []byte) error {
+func ListenEcho(ep string, log Logger, opts ...Option) (*Echo, error) {
+	l, err := listen(ep, typeRouter, log, opts, func(c *conn, _ []byte) error {
 		for {
 			frames, err := c.readMsg()
 			if err != nil {
