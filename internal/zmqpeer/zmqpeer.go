@@ -62,16 +62,17 @@ func (b *lockedBuffer) String() string {
 	return b.b.String()
 }
 
-// Start runs zmqpeer.py MODE ENDPOINT with the test venv's python (the
-// test is skipped without one) and kills it at the end of the test.
-func Start(t testing.TB, mode, ep string) *Peer {
+// Start runs zmqpeer.py MODE ENDPOINT ARGS... with the test venv's python
+// (the test is skipped without one) and kills it at the end of the test.
+// ARGS may be "curve" and three keys (see the script).
+func Start(t testing.TB, mode, ep string, args ...string) *Peer {
 	t.Helper()
 	py := testenv.Python(t, "pyzmq")
 	path := filepath.Join(t.TempDir(), "zmqpeer.py")
 	if err := os.WriteFile(path, script, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p := &Peer{cmd: exec.Command(py, path, mode, ep)}
+	p := &Peer{cmd: exec.Command(py, append([]string{path, mode, ep}, args...)...)}
 	p.cmd.Stderr = &p.stderr
 	var err error
 	if p.stdin, err = p.cmd.StdinPipe(); err != nil {

@@ -1,6 +1,11 @@
 """A libzmq peer for the Go interop tests.
 
-Usage: python zmqpeer.py MODE ENDPOINT
+Usage: python zmqpeer.py MODE ENDPOINT [curve SERVERKEY PUBLICKEY SECRETKEY]
+
+With curve (keys in Z85) the socket speaks CurveZMQ: a binding mode's as
+the server with its own pair (PUBLICKEY, SECRETKEY), as a kernel does; a
+connecting mode's as a client of SERVERKEY with the pair, as
+jupyter_client's sockets do.
 
 Binding modes print the endpoint they bound, one line, once ready. Modes
 that check something print "ok" and exit 0 once every check passed; any
@@ -10,6 +15,21 @@ embeds this file.
 import sys
 
 import zmq
+
+CURVE = None  # (server, public, secret), from the command line
+
+
+def socket(ctx, kind, binds):
+    """A socket of kind, a CurveZMQ server or client if CURVE is set."""
+    s = ctx.socket(kind)
+    if CURVE:
+        server, public, secret = CURVE
+        s.curve_publickey, s.curve_secretkey = public, secret
+        if binds:
+            s.curve_server = True
+        else:
+            s.curve_serverkey = server
+    return s
 
 
 def messages():
@@ -31,7 +51,7 @@ def ready(sock):
 def router_echo(ctx, ep):
     """Echo every message to its sender, like a kernel's shell or
     heartbeat ROUTER; "whoami" answers with the sender's routing id."""
-    s = ctx.socket(zmq.ROUTER)
+    s = socket(ctx, zmq.ROUTER, binds=True)
     s.bind(ep)
     ready(s)
     while True:
@@ -49,7 +69,7 @@ def router_sends(ctx, ep):
     """Send every message to the first DEALER that says hello with its own
     routing id, and check that each comes back unchanged: the DEALER under
     test reads and writes libzmq's framing."""
-    s = ctx.socket(zmq.ROUTER)
+    s = socket(ctx, zmq.ROUTER, binds=True)
     s.bind(ep)
     ready(s)
     peer, hello = s.recv_multipart()
@@ -61,7 +81,7 @@ def router_sends(ctx, ep):
 
 
 def dealer(ctx, ep):
-    s = ctx.socket(zmq.DEALER)
+    s = socket(ctx, zmq.DEALER, binds=False)
     s.setsockopt(zmq.IDENTITY, b"py-dealer")
     s.connect(ep)
     for msg in messages():
@@ -70,8 +90,22 @@ def dealer(ctx, ep):
         assert back == msg, "echo differs for a %d-frame message" % len(msg)
 
 
+def refused(ctx, ep):
+    """A DEALER the server under test must refuse at the handshake: what
+    it sends is never answered."""
+    s = socket(ctx, zmq.DEALER, binds=False)
+    s.linger = 0
+    s.connect(ep)
+    s.send(b"let me in")
+    assert not s.poll(500), "the server answered a peer it should refuse"
+
+
 def req(ctx, ep):
-    s = ctx.socket(zmq.REQ)
+    """Jupyter's heartbeat; under CurveZMQ jupyter_client makes up a new
+    key pair for it, which the server knows nothing of."""
+    s = socket(ctx, zmq.REQ, binds=False)
+    if CURVE:
+        s.curve_publickey, s.curve_secretkey = zmq.curve_keypair()
     s.connect(ep)
     for i in range(100):
         ping = b"ping %d" % i
@@ -83,7 +117,7 @@ def req(ctx, ep):
 def sub(ctx, ep):
     """Jupyter's IOPub subscriber. libzmq's SUB also filters what arrives,
     so this shows the subscription works, not that the PUB filters."""
-    s = ctx.socket(zmq.SUB)
+    s = socket(ctx, zmq.SUB, binds=False)
     s.setsockopt(zmq.SUBSCRIBE, b"iopub.")
     s.connect(ep)
     expect_iopub(s)
@@ -92,7 +126,7 @@ def sub(ctx, ep):
 def xsub(ctx, ep):
     """A subscriber that filters nothing itself: whatever the PUB should
     have kept back shows."""
-    s = ctx.socket(zmq.XSUB)
+    s = socket(ctx, zmq.XSUB, binds=False)
     s.connect(ep)
     s.send(b"\x01iopub.")
     expect_iopub(s)
@@ -107,7 +141,7 @@ def expect_iopub(s):
 def xpub(ctx, ep):
     """Like ipykernel's IOPub: wait for a subscription, then publish to it
     until stdin closes."""
-    s = ctx.socket(zmq.XPUB)
+    s = socket(ctx, zmq.XPUB, binds=True)
     s.bind(ep)
     ready(s)
     subscription = s.recv()
@@ -123,16 +157,20 @@ MODES = {
     "router-echo": router_echo,
     "router-sends": router_sends,
     "dealer": dealer,
+    "refused": refused,
     "req": req,
     "sub": sub,
     "xsub": xsub,
     "xpub": xpub,
 }
-CHECKS = {"router-sends", "dealer", "req", "sub", "xsub"}
+CHECKS = {"router-sends", "dealer", "refused", "req", "sub", "xsub"}
 
 
 def main():
+    global CURVE
     mode, ep = sys.argv[1], sys.argv[2]
+    if sys.argv[3:4] == ["curve"]:
+        CURVE = [k.encode() for k in sys.argv[4:7]]
     ctx = zmq.Context()
     MODES[mode](ctx, ep)
     if mode in CHECKS:

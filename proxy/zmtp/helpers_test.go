@@ -91,14 +91,14 @@ func (in *inbox) next() [][]byte {
 
 // listenRouter binds a Router at ep whose handler gets the Router itself
 // too, to answer with.
-func listenRouter(t *testing.T, ep string, log zmtp.Logger, handle func(r *zmtp.Router, frames [][]byte)) *zmtp.Router {
+func listenRouter(t *testing.T, ep string, log zmtp.Logger, handle func(r *zmtp.Router, frames [][]byte), opts ...zmtp.Option) *zmtp.Router {
 	t.Helper()
 	ready := make(chan struct{})
 	var r *zmtp.Router
 	r, err := zmtp.ListenRouter(ep, func(frames [][]byte) {
 		<-ready // r is set
 		handle(r, frames)
-	}, log)
+	}, log, opts...)
 	close(ready)
 	return closedAtEnd(t, r, err)
 }
@@ -113,15 +113,15 @@ func echo(t *testing.T) func(r *zmtp.Router, frames [][]byte) {
 	}
 }
 
-func listenEcho(t *testing.T, ep string) *zmtp.Echo {
+func listenEcho(t *testing.T, ep string, opts ...zmtp.Option) *zmtp.Echo {
 	t.Helper()
-	e, err := zmtp.ListenEcho(ep, testLog(t))
+	e, err := zmtp.ListenEcho(ep, testLog(t), opts...)
 	return closedAtEnd(t, e, err)
 }
 
-func listenPub(t *testing.T, ep string) *zmtp.Pub {
+func listenPub(t *testing.T, ep string, opts ...zmtp.Option) *zmtp.Pub {
 	t.Helper()
-	p, err := zmtp.ListenPub(ep, nil, testLog(t))
+	p, err := zmtp.ListenPub(ep, nil, testLog(t), opts...)
 	return closedAtEnd(t, p, err)
 }
 
@@ -153,22 +153,22 @@ func dialPeer(t *testing.T, dial func(context.Context, zmtp.Handler) (*zmtp.Peer
 }
 
 // dialDealer connects a DEALER with identity id (none if empty) to ep.
-func dialDealer(t *testing.T, ep, id string) (*zmtp.Peer, *inbox) {
+func dialDealer(t *testing.T, ep, id string, opts ...zmtp.Option) (*zmtp.Peer, *inbox) {
 	t.Helper()
 	var identity []byte
 	if id != "" {
 		identity = []byte(id)
 	}
 	return dialPeer(t, func(ctx context.Context, h zmtp.Handler) (*zmtp.Peer, error) {
-		return zmtp.DialDealer(ctx, ep, identity, retry, h)
+		return zmtp.DialDealer(ctx, ep, identity, retry, h, opts...)
 	})
 }
 
 // dialSub connects a SUB, subscribed to everything, to ep.
-func dialSub(t *testing.T, ep string) (*zmtp.Peer, *inbox) {
+func dialSub(t *testing.T, ep string, opts ...zmtp.Option) (*zmtp.Peer, *inbox) {
 	t.Helper()
 	return dialPeer(t, func(ctx context.Context, h zmtp.Handler) (*zmtp.Peer, error) {
-		return zmtp.DialSub(ctx, ep, retry, h)
+		return zmtp.DialSub(ctx, ep, retry, h, opts...)
 	})
 }
 

@@ -10,16 +10,17 @@ import (
 )
 
 // The kernel and Jupyter speak libzmq: each socket is checked against
-// pyzmq in the role it meets in the proxy. The frame shapes are the
-// script's messages(): empty frames, the 255/256-byte size switch, a
-// 20 MB frame.
+// pyzmq in the role it meets in the proxy, in clear (NULL) and encrypted
+// (CURVE, keys given as a Jupyter connection file gives them). The frame
+// shapes are the script's messages(): empty frames, the 255/256-byte size
+// switch, a 20 MB frame.
 
 // TestPyzmqRouterToOurDealer: our DEALER against a libzmq ROUTER, as the
 // proxy talks to a kernel's shell. The ROUTER sends every shape and checks
 // that each comes back, so both our reading and our writing meet libzmq's.
 func TestPyzmqRouterToOurDealer(t *testing.T) {
-	forSchemes(t, func(t *testing.T, scheme string) {
-		peer := zmqpeer.Start(t, "router-sends", zmqpeer.BindEndpoint(t, scheme))
+	forSecurity(t, func(t *testing.T, scheme string, sec security) {
+		peer := zmqpeer.Start(t, "router-sends", zmqpeer.BindEndpoint(t, scheme), sec.py...)
 		ep := peer.Bound(t)
 		ready := make(chan struct{})
 		var d *zmtp.Peer
@@ -30,7 +31,7 @@ func TestPyzmqRouterToOurDealer(t *testing.T) {
 				if err := d.Send(frames); err != nil {
 					t.Errorf("echo: %v", err)
 				}
-			})
+			}, sec.opts...)
 		})
 		close(ready)
 		if err := d.Send(msg("go-dealer")); err != nil { // hello: who we are
@@ -46,10 +47,10 @@ func TestPyzmqRouterToOurDealer(t *testing.T) {
 // against our Router echoing through Router.Send; the DEALER checks every
 // shape comes back, and the handler sees the DEALER's identity.
 func TestPyzmqDealerToOurRouter(t *testing.T) {
-	forSchemes(t, func(t *testing.T, scheme string) {
+	forSecurity(t, func(t *testing.T, scheme string, sec security) {
 		var s senders
-		r := listenRouter(t, bindEndpoint(t, scheme), testLog(t), s.handle(t))
-		peer := zmqpeer.Start(t, "dealer", r.Endpoint())
+		r := listenRouter(t, bindEndpoint(t, scheme), testLog(t), s.handle(t), sec.opts...)
+		peer := zmqpeer.Start(t, "dealer", r.Endpoint(), sec.py...)
 		if err := peer.Finish(); err != nil {
 			t.Fatal(err)
 		}
@@ -59,11 +60,12 @@ func TestPyzmqDealerToOurRouter(t *testing.T) {
 	})
 }
 
-// TestPyzmqReqToOurEcho: Jupyter's heartbeat, a libzmq REQ, against Echo.
+// TestPyzmqReqToOurEcho: Jupyter's heartbeat, a libzmq REQ, against Echo;
+// under CURVE with a client key pair of its own, as jupyter_client's.
 func TestPyzmqReqToOurEcho(t *testing.T) {
-	forSchemes(t, func(t *testing.T, scheme string) {
-		e := listenEcho(t, bindEndpoint(t, scheme))
-		if err := zmqpeer.Start(t, "req", e.Endpoint()).Finish(); err != nil {
+	forSecurity(t, func(t *testing.T, scheme string, sec security) {
+		e := listenEcho(t, bindEndpoint(t, scheme), sec.opts...)
+		if err := zmqpeer.Start(t, "req", e.Endpoint(), sec.py...).Finish(); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -73,11 +75,11 @@ func TestPyzmqReqToOurEcho(t *testing.T) {
 // "iopub.") against our Pub gets the matching messages; an XSUB, which
 // filters nothing itself, shows that the Pub sent nothing else.
 func TestPyzmqSubToOurPub(t *testing.T) {
-	forSchemes(t, func(t *testing.T, scheme string) {
+	forSecurity(t, func(t *testing.T, scheme string, sec security) {
 		for _, mode := range []string{"sub", "xsub"} {
 			t.Run(mode, func(t *testing.T) {
-				p := listenPub(t, bindEndpoint(t, scheme))
-				peer := zmqpeer.Start(t, mode, p.Endpoint())
+				p := listenPub(t, bindEndpoint(t, scheme), sec.opts...)
+				peer := zmqpeer.Start(t, mode, p.Endpoint(), sec.py...)
 				waitSubscribed(t, p, "iopub.status", 1)
 				for i := range 5 {
 					for _, m := range [][][]byte{
@@ -101,9 +103,9 @@ func TestPyzmqSubToOurPub(t *testing.T) {
 // subscribes to ipykernel 7's IOPub: the XPUB waits for the subscription
 // (ours is to everything) before it publishes.
 func TestPyzmqXPubToOurSub(t *testing.T) {
-	forSchemes(t, func(t *testing.T, scheme string) {
-		peer := zmqpeer.Start(t, "xpub", zmqpeer.BindEndpoint(t, scheme))
-		_, in := dialSub(t, peer.Bound(t))
+	forSecurity(t, func(t *testing.T, scheme string, sec security) {
+		peer := zmqpeer.Start(t, "xpub", zmqpeer.BindEndpoint(t, scheme), sec.py...)
+		_, in := dialSub(t, peer.Bound(t), sec.opts...)
 		for i := range 5 {
 			for _, want := range [][][]byte{msg("other.status", "filtered"), msg("status", fmt.Sprint(i))} {
 				if err := sameFrames(in.next(), want); err != nil {
