@@ -1,10 +1,12 @@
 package zmtp_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -223,13 +225,21 @@ func TestPyzmqCurveRefused(t *testing.T) {
 }
 
 // TestPyzmqCurveRefusesOurDealer: our DEALER given the wrong server key,
-// or none, against a libzmq CURVE ROUTER fails at once, saying why.
+// a public key not its secret key's, or no CURVE, against a libzmq CURVE
+// ROUTER fails, saying why.
 func TestPyzmqCurveRefusesOurDealer(t *testing.T) {
 	pub, sec := newKeyPair(t)
+	badPair := *parseCurve(t, pub, sec)
+	badPair.Public = newCurve(t).Public
 	forSchemes(t, func(t *testing.T, scheme string) {
 		peer := zmqpeer.Start(t, "router-echo", zmqpeer.BindEndpoint(t, scheme), pyCurve(pub, pub, sec)...)
 		ep := peer.Bound(t)
 		dialFails(t, ep, "wrong server key?", zmtp.WithCurve(newCurve(t)))
+		// Dial would not take such keys; the handshake is tried by hand.
+		const says = "the server hung up on INITIATE: it refused this client's key"
+		if _, err := shakeHands(t, ep, &tampered{}, &badPair); err == nil || !strings.Contains(err.Error(), says) {
+			t.Errorf("our DEALER with a bad pair: %v; want it to say %q", err, says)
+		}
 		// libzmq hangs up on a greeting in clear. If it had begun its own,
 		// the dial fails at once; if not, it looks like a kernel going
 		// away, and the dial goes on until its context ends.
@@ -240,4 +250,122 @@ func TestPyzmqCurveRefusesOurDealer(t *testing.T) {
 			t.Errorf("our DEALER in clear: %v; want it to say why", err)
 		}
 	})
+}
+
+// tampered is a client's connection with a man in the middle, who may
+// change what the client writes (onWrite, on a copy) and what it reads
+// (onRead, in place).
+type tampered struct {
+	net.Conn
+	onWrite, onRead func([]byte) []byte
+}
+
+func (c *tampered) Write(b []byte) (int, error) {
+	out := b
+	if c.onWrite != nil {
+		out = c.onWrite(bytes.Clone(b))
+	}
+	if _, err := c.Conn.Write(out); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}
+
+func (c *tampered) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if c.onRead != nil {
+		c.onRead(b[:n])
+	}
+	return n, err
+}
+
+// flip changes the byte off bytes into the command named name.
+func flip(name string, off int) func([]byte) []byte {
+	return func(b []byte) []byte {
+		if i := bytes.Index(b, []byte(name)); i >= 0 && i+off < len(b) {
+			b[i+off] ^= 1
+		}
+		return b
+	}
+}
+
+// shakeHands is a DEALER's handshake with keys through c, to the socket
+// at ep; its error is the client's.
+func shakeHands(t *testing.T, ep string, c *tampered, keys *zmtp.Curve) (func([][]byte) error, error) {
+	t.Helper()
+	c.Conn = dialRaw(t, ep).c
+	return zmtp.ShakeHands(c, keys)
+}
+
+// TestCurveTampering: a man in the middle who changes a byte of the
+// handshake or of a message, or sends a message again, is found out: the
+// end that finds it says what, and hangs up. So is a client whose public
+// key is not its secret key's.
+func TestCurveTampering(t *testing.T) {
+	keys := newCurve(t)
+	badPair := *keys
+	badPair.Public = newCurve(t).Public
+	// Offsets past a command's name: INITIATE has the cookie (nonce, box),
+	// a short nonce and its box; WELCOME a long nonce and its box; READY
+	// and MESSAGE a short nonce and a box.
+	const initiate, welcome, ready, message = "\x08INITIATE", "\x07WELCOME", "\x05READY", "\x07MESSAGE"
+	for _, tc := range []struct {
+		name           string
+		keys           *zmtp.Curve
+		conn           tampered
+		client, server string // what each says; "" for nothing
+	}{
+		{"cookie", keys, tampered{onWrite: flip(initiate, 9+16+5)},
+			"the server hung up on INITIATE", "peer's INITIATE does not carry this connection's cookie"},
+		{"initiate-nonce", keys, tampered{onWrite: func(b []byte) []byte {
+			if i := bytes.Index(b, []byte(initiate)); i >= 0 {
+				clear(b[i+9+96 : i+9+96+8])
+			}
+			return b
+		}}, "the server hung up on INITIATE", "peer's INITIATE has nonce 0 after 1"},
+		{"initiate-box", keys, tampered{onWrite: flip(initiate, 9+96+8+5)},
+			"the server hung up on INITIATE", "peer's INITIATE does not open with the short-term keys"},
+		{"welcome", keys, tampered{onRead: flip(welcome, 8+16+5)},
+			"server's WELCOME does not open", ""},
+		{"ready", keys, tampered{onRead: flip(ready, 6+8+5)},
+			"server's READY does not open", ""},
+		{"message", keys, tampered{onWrite: flip(message, 8+8+5)},
+			"", "peer sent a MESSAGE that does not open with this connection's key"},
+		{"replay", keys, tampered{onWrite: func(b []byte) []byte {
+			if bytes.Contains(b, []byte(message)) {
+				return append(b, b...)
+			}
+			return b
+		}}, "", "peer sent a MESSAGE with nonce 3 after 3: replayed or out of order"},
+		{"bad-pair", &badPair, tampered{},
+			"the server hung up on INITIATE: it refused this client's key", "peer's vouch in INITIATE does not open"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var log logLines
+			in := newInbox(t)
+			r := listenRouter(t, bindEndpoint(t, "tcp"), log.log, func(_ *zmtp.Router, frames [][]byte) { in.handle(frames) }, zmtp.WithCurve(keys))
+			send, err := shakeHands(t, r.Endpoint(), &tc.conn, tc.keys)
+			switch {
+			case tc.client != "" && (err == nil || !strings.Contains(err.Error(), tc.client)):
+				t.Errorf("client's handshake: %v; want it to say %q", err, tc.client)
+			case tc.client == "" && err != nil:
+				t.Fatalf("client's handshake: %v", err)
+			case err == nil:
+				if err := send(msg("tampered with")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.server != "" {
+				waitLogged(t, &log, tc.server)
+			}
+			if tc.name == "replay" {
+				if got := in.next(); len(got) != 2 || string(got[1]) != "tampered with" {
+					t.Errorf("the first copy of the message arrived as %q", got)
+				}
+			}
+			if len(in.ch) > 0 {
+				t.Errorf("the server took %q from a tampered connection", <-in.ch)
+			}
+		})
+	}
 }

@@ -1,10 +1,13 @@
 package zmtp
 
+import "net"
+
 // What the external tests (package zmtp_test, which may import zmq4's
 // buffered transports where this package may not) need from inside:
 // where a socket listens, since they bind port 0; the sizes writeMsg and
-// readFrame switch at; the wire format by hand; and a look at a Pub's
-// subscriptions, so a test can wait for one to arrive instead of sleeping.
+// readFrame switch at; the wire format by hand; a handshake on a
+// connection of the test's; and a look at a Pub's subscriptions, so a test
+// can wait for one to arrive instead of sleeping.
 
 const (
 	InlineMax = inlineMax
@@ -21,6 +24,17 @@ var (
 	GreetingFor = greetingFor
 	Ready       = ready
 )
+
+// ShakeHands is a DEALER's handshake over nc, with keys unchecked, and a
+// function that sends on it: a client whose connection a test has a hand
+// in, or whose keys are wrong.
+func ShakeHands(nc net.Conn, keys *Curve) (send func([][]byte) error, err error) {
+	c := newConn(nc)
+	if _, err := c.handshake(typeDealer, nil, keys, false); err != nil {
+		return nil, err
+	}
+	return c.writeMsg, nil
+}
 
 // Endpoint is where the Router listens, as a peer dials it.
 func (r *Router) Endpoint() string { return r.l.endpoint() }
