@@ -13,6 +13,7 @@ failure raises and exits non-zero. The Go side is internal/zmqpeer, which
 embeds this file.
 """
 import sys
+import time
 
 import zmq
 
@@ -90,6 +91,26 @@ def dealer(ctx, ep):
         assert back == msg, "echo differs for a %d-frame message" % len(msg)
 
 
+def heartbeats(ctx, ep):
+    """A DEALER that sends ZMTP PINGs every 10 ms and drops the connection
+    if a PONG is 50 ms late (Jupyter sets no heartbeats; libzmq may): under
+    CURVE both travel as commands inside MESSAGE boxes. It echoes for
+    half a second and checks it never reconnected."""
+    s = socket(ctx, zmq.DEALER, binds=False)
+    s.heartbeat_ivl, s.heartbeat_timeout = 10, 50
+    monitor = s.get_monitor_socket(zmq.EVENT_HANDSHAKE_SUCCEEDED)
+    s.connect(ep)
+    for i in range(10):
+        s.send(b"%d" % i)
+        assert s.poll(2000) and s.recv() == b"%d" % i, "no echo of %d" % i
+        time.sleep(0.05)
+    handshakes = 0
+    while monitor.poll(0):
+        monitor.recv_multipart()
+        handshakes += 1
+    assert handshakes == 1, "%d handshakes: the connection dropped" % handshakes
+
+
 def refused(ctx, ep):
     """A DEALER the server under test must refuse at the handshake: what
     it sends is never answered."""
@@ -158,12 +179,13 @@ MODES = {
     "router-sends": router_sends,
     "dealer": dealer,
     "refused": refused,
+    "heartbeats": heartbeats,
     "req": req,
     "sub": sub,
     "xsub": xsub,
     "xpub": xpub,
 }
-CHECKS = {"router-sends", "dealer", "refused", "req", "sub", "xsub"}
+CHECKS = {"router-sends", "dealer", "heartbeats", "refused", "req", "sub", "xsub"}
 
 
 def main():

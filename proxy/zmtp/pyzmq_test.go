@@ -60,6 +60,17 @@ func TestPyzmqDealerToOurRouter(t *testing.T) {
 	})
 }
 
+// TestPyzmqHeartbeatsToOurRouter: a libzmq DEALER with ZMTP heartbeats
+// gets our PONGs in time, as commands: under CURVE inside MESSAGE boxes.
+func TestPyzmqHeartbeatsToOurRouter(t *testing.T) {
+	forSecurity(t, func(t *testing.T, scheme string, sec security) {
+		r := listenRouter(t, bindEndpoint(t, scheme), testLog(t), echo(t), sec.opts...)
+		if err := zmqpeer.Start(t, "heartbeats", r.Endpoint(), sec.py...).Finish(); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
 // TestPyzmqReqToOurEcho: Jupyter's heartbeat, a libzmq REQ, against Echo;
 // under CURVE with a client key pair of its own, as jupyter_client's.
 func TestPyzmqReqToOurEcho(t *testing.T) {
