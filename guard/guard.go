@@ -94,7 +94,7 @@ func New(cfg config.Config, n Notifier, logger *log.Logger) (*Guard, error) {
 	if logger == nil {
 		logger = log.Default()
 	}
-	lim, _, err := detectLimit(os.Getpid())
+	lim, grp, err := detectLimit(os.Getpid())
 	if err != nil {
 		return nil, fmt.Errorf("memory guard: find the memory limit: %w", err)
 	}
@@ -123,6 +123,13 @@ func New(cfg config.Config, n Notifier, logger *log.Logger) (*Guard, error) {
 	}
 	g.smp = sampler.New(opts, g.sampled)
 	logger.Printf("memory guard: %v (%s), measured on %s; action %s", b.Budget, b.Source, b.Figure, b.Action)
+	if grp != nil {
+		if at, err := grp.OOMGroup(); err != nil {
+			logger.Printf("memory guard: %v", err)
+		} else if at != "" {
+			logger.Printf("memory guard: memory.oom.group is set at %s: an OOM kill there ends every process in it, not only the kernel; stopping the cell in time is what keeps them", at)
+		}
+	}
 	return g, nil
 }
 

@@ -71,13 +71,16 @@ def cell_text(report: dict, index: int) -> str:
     ("nomem", ["-m", "448M"], "cgroup v2 memory.max at /job"),
     ("cgroupns", ["-m", "448M"], "cgroup v2 memory.max at /job"),
     ("ctr", ["-m", "448M"], "cgroup v2 memory.max at /"),
-    ("own", ["-m", "512M", "-H", "384M"], "cgroup v2 memory.high at /job"),
+    # With memory.oom.group set, as Kubernetes 1.28+ sets it on a container.
+    ("own", ["-m", "512M", "-H", "384M", "-S", "memory.oom.group=1"], "cgroup v2 memory.high at /job"),
 ], ids=["limited-group", "child-without-memory-controller", "cgroupns-without-mount", "cgroupns-with-mount", "memory.high"])
 def test_a_growing_cell_is_stopped_at_the_v2_limit(kernelspecs, jupyter_dirs, guardctl, tmp_path, layout, options, source):
     need_guest()
     report = in_guest(tmp_path, jupyter_dirs, guardctl, options, layout=layout, notebook=str(GROW))
     line = startup_line(report)
     assert line.endswith(f"({source}), measured on cgroup; action interrupt"), line
+    said = "memory guard: memory.oom.group is set at /job: an OOM kill there ends every process in it"
+    assert (said in report["stderr"]) == ("memory.oom.group=1" in options), report["stderr"][-3000:]
     text = cell_text(report, 2)
     assert WARNING in text and INTERRUPTED in text, f"the cell's output:\n{text}\n--- guardctl:\n{report['stderr'][-5000:]}"
     assert "KeyboardInterrupt" in report["stdout"] + report["stderr"] and report["returncode"] == 1, report["stderr"][-3000:]

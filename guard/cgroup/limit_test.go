@@ -1,6 +1,7 @@
 package cgroup
 
 import (
+	"os"
 	"strings"
 	"testing"
 )
@@ -63,5 +64,20 @@ func TestLimitErrors(t *testing.T) {
 func TestMemTotalErrors(t *testing.T) {
 	if _, err := (Host{Root: t.TempDir()}).MemTotal(); err == nil {
 		t.Error("MemTotal without /proc/meminfo: no error")
+	}
+}
+
+func TestOOMGroup(t *testing.T) {
+	g := scratch(t, V2, "../../testdata/cgroup/v2/sys/fs/cgroup/jupyter.slice", "memory.max")
+	if at, err := g.OOMGroup(); at != "" || err != nil {
+		t.Errorf("OOMGroup() without the file = %q, %v; want none", at, err)
+	}
+	for v, want := range map[string]string{"0\n": "", "1\n": "/scratch"} {
+		if err := os.WriteFile(g.file("memory.oom.group"), []byte(v), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if at, err := g.OOMGroup(); at != want || err != nil {
+			t.Errorf("OOMGroup() with %q = %q, %v; want %q", v, at, err, want)
+		}
 	}
 }

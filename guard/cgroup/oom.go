@@ -1,5 +1,10 @@
 package cgroup
 
+import (
+	"errors"
+	"io/fs"
+)
+
 // OOMState is what a cgroup tells about the OOM killer, for the diagnosis of
 // a dead kernel and for the guard's pause.
 type OOMState struct {
@@ -28,4 +33,27 @@ func (g *Group) OOM() (OOMState, error) {
 		return OOMState{}, err
 	}
 	return OOMState{Kills: v[0], UnderOOM: v[1] != 0, KillDisabled: v[2] != 0}, nil
+}
+
+// OOMGroup is the cgroup, g or an ancestor, whose memory.oom.group is set
+// (v2; Kubernetes 1.28+ sets it on every container): an OOM kill there
+// takes every process in it, not only the largest. Empty if none is, or on
+// v1, which has no such setting.
+func (g *Group) OOMGroup() (string, error) {
+	if g.Version != V2 {
+		return "", nil
+	}
+	for a := g; a != nil; a = a.parent() {
+		n, err := readUint(a.file("memory.oom.group"))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // the root has none
+		}
+		if err != nil {
+			return "", err
+		}
+		if n == 1 {
+			return a.Path, nil
+		}
+	}
+	return "", nil
 }
