@@ -1,7 +1,9 @@
 package supervisor
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
@@ -35,16 +37,39 @@ func reservePort() (int, error) {
 }
 
 // childConnection writes a private connection file for the next child: the
-// frontend's key and signature scheme, fresh loopback tcp ports.
-func childConnection(front kernelspec.ConnectionInfo, path string) (kernelspec.ConnectionInfo, error) {
+// frontend's key and signature scheme, and where the child listens. That is
+// unix sockets in sockDir, the proxy's private directory, whatever transport
+// Jupyter uses: a tcp port on loopback is open to every local user, who
+// could subscribe to the child's iopub, and ipykernel 7 warns that it runs
+// over tcp without encryption. A kernel that cannot listen on unix sockets
+// (sockDir "") gets fresh loopback tcp ports.
+func childConnection(front kernelspec.ConnectionInfo, path, sockDir string) (kernelspec.ConnectionInfo, error) {
 	ci := kernelspec.ConnectionInfo{
-		Transport:       "tcp",
-		IP:              "127.0.0.1",
 		Key:             front.Key,
 		SignatureScheme: front.SignatureScheme,
 		KernelName:      front.KernelName,
 	}
-	for _, port := range []*int{&ci.ShellPort, &ci.ControlPort, &ci.StdinPort, &ci.IOPubPort, &ci.HBPort} {
+	ports := []*int{&ci.ShellPort, &ci.ControlPort, &ci.StdinPort, &ci.IOPubPort, &ci.HBPort}
+	if sockDir != "" {
+		// Checked again at every start: the directory is the child's only
+		// protection, and a restart comes long after the first check.
+		if err := openSockDir(sockDir); err != nil {
+			return ci, err
+		}
+		ci.Transport, ci.IP = "ipc", filepath.Join(sockDir, sockPrefix)
+		for i, port := range ports {
+			*port = i + 1
+			// The last child's socket may still be held open by a process it
+			// left behind: the proxy must find nothing there until the new
+			// child binds its own.
+			if err := os.Remove(sockPath(sockDir, *port)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return ci, fmt.Errorf("the kernel's socket directory: %w", err)
+			}
+		}
+		return ci, ci.Write(path)
+	}
+	ci.Transport, ci.IP = "tcp", "127.0.0.1"
+	for _, port := range ports {
 		p, err := reservePort()
 		if err != nil {
 			return ci, fmt.Errorf("choose a port for the kernel: %w", err)
@@ -52,6 +77,16 @@ func childConnection(front kernelspec.ConnectionInfo, path string) (kernelspec.C
 		*port = p
 	}
 	return ci, ci.Write(path)
+}
+
+// tcpOnly says why the kernel argv runs cannot listen on unix sockets, or
+// "" when it can. Every kernel is tried on ipc unless this table names it.
+func tcpOnly(argv []string) string {
+	if len(argv) > 1 && filepath.Base(argv[0]) == "deno" && argv[1] == "jupyter" {
+		// deno 2.9: "invalid host '…': invalid char found in FQDN".
+		return "Deno's kernel (deno jupyter) listens with Deno.listen, which takes only a tcp host"
+	}
+	return ""
 }
 
 // childArgv substitutes the kernelspec placeholders as jupyter_client does.

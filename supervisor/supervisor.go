@@ -91,6 +91,22 @@ func Run(cfg Config) error {
 	s.guard = g
 	defer g.Close()
 
+	// The child listens on unix sockets in a directory only this user can
+	// enter, unless the table says it cannot; a directory someone planted
+	// stops the kernel here, before anything listens.
+	var sockDir string
+	if why := tcpOnly(cfg.Argv); why != "" {
+		cfg.Log.Printf("the kernel listens on loopback tcp ports, not on unix sockets: %s", why)
+	} else {
+		if sockDir, err = sockDirPath(cfg.RuntimeDir, cfg.Conn.Key, cfg.ConnFile); err == nil {
+			err = openSockDir(sockDir)
+		}
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(sockDir)
+	}
+
 	p, err := proxy.Listen(cfg.Conn, s, cfg.Log)
 	if err != nil {
 		return err
@@ -116,21 +132,21 @@ func Run(cfg Config) error {
 	go s.watchParent()
 
 	for {
-		if stop := s.runChild(childConnFile); stop {
+		if stop := s.runChild(childConnFile, sockDir); stop {
 			return nil
 		}
 	}
 }
 
-// runChild starts one child and serves it until it exits. It reports
-// whether the proxy should stop.
-func (s *Supervisor) runChild(connFile string) (stop bool) {
+// runChild starts one child, listening in sockDir ("": on tcp), and serves
+// it until it exits. It reports whether the proxy should stop.
+func (s *Supervisor) runChild(connFile, sockDir string) (stop bool) {
 	if s.gaveUpReport() != nil {
 		return s.waitAfterGivingUp()
 	}
 	w := newWitness()
 	defer w.close()
-	ci, err := childConnection(s.cfg.Conn, connFile)
+	ci, err := childConnection(s.cfg.Conn, connFile, sockDir)
 	var proc *child.Process
 	if err == nil {
 		stdout, stderr, fault := w.outputs()

@@ -1,0 +1,109 @@
+package supervisor
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// sunPathMax is the longest path a unix socket can be bound at on Linux:
+// sun_path holds 108 bytes, the terminating NUL included.
+const sunPathMax = 107
+
+// The child's sockets are sockDir/k-1 … sockDir/k-5, named as Jupyter names
+// ipc endpoints (ip-port) with ip sockDir/k and ports 1 to 5.
+const (
+	sockPrefix   = "k"
+	sockLastPort = 5
+)
+
+// sockPath is the socket of port in dir, as Jupyter names an ipc endpoint.
+func sockPath(dir string, port int) string {
+	return fmt.Sprintf("%s-%d", filepath.Join(dir, sockPrefix), port)
+}
+
+// sockDirName names the proxy's private directory for its child's sockets:
+// the same for the same connection file and key, so that a proxy Jupyter
+// restarts (it keeps the connection file) takes back the directory of the
+// one before, yet not to be guessed by whoever sees the connection file's
+// path (it is in the proxy's argv), so nobody can plant it in a shared
+// /tmp ahead of time. Short, for the socket paths (see sockDirPath).
+func sockDirName(key, connFile string) string {
+	mac := hmac.New(sha256.New, []byte(key))
+	mac.Write([]byte(connFile))
+	return "jg-" + hex.EncodeToString(mac.Sum(nil))[:10]
+}
+
+// sockDirPath is where that directory goes: os.TempDir() first, as the
+// shortest path at hand. sun_path allows 107 bytes, but xeus-python 0.19
+// (xeus-zmq) fails to start ("RuntimeError: Invalid argument") once a
+// socket path is longer than 25 bytes: /tmp/jg-0123456789/k-5 is 22.
+// Then $XDG_RUNTIME_DIR and Jupyter's runtime dir, where the paths must
+// fit in sun_path. A parent that others may write without the sticky bit is
+// passed over: there they could swap the directory under the child.
+func sockDirPath(runtimeDir, key, connFile string) (string, error) {
+	name := sockDirName(key, connFile)
+	var tried []string
+	for _, base := range []string{os.TempDir(), os.Getenv("XDG_RUNTIME_DIR"), runtimeDir} {
+		if base == "" || !filepath.IsAbs(base) {
+			continue
+		}
+		tried = append(tried, base)
+		dir := filepath.Join(base, name)
+		if len(sockPath(dir, sockLastPort)) > sunPathMax || !closedToOthers(base) {
+			continue
+		}
+		return dir, nil
+	}
+	return "", fmt.Errorf("no place for the kernel's unix sockets: each of %q is too long for a socket path (%d bytes at most) or writable by others", tried, sunPathMax)
+}
+
+// closedToOthers reports whether only its owner (or, with the sticky bit,
+// nobody but an entry's owner) can rename or remove entries of dir.
+func closedToOthers(dir string) bool {
+	fi, err := os.Stat(dir)
+	if err != nil || !fi.IsDir() {
+		return false
+	}
+	return fi.Mode().Perm()&0o022 == 0 || fi.Mode()&fs.ModeSticky != 0
+}
+
+// openSockDir makes dir with mode 0700, or takes it back when an earlier
+// proxy of this kernel left it. One that is a symlink, someone else's or
+// open to others is refused, never followed: whoever planted it could
+// listen where the proxy dials its child, or read what the child binds.
+func openSockDir(dir string) error {
+	if err := os.Mkdir(dir, 0o700); err == nil {
+		// The umask may have taken bits off; the check below wants exactly 0700.
+		if err := os.Chmod(dir, 0o700); err != nil {
+			return fmt.Errorf("the kernel's socket directory: %w", err)
+		}
+	} else if !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("the kernel's socket directory: %w", err)
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return fmt.Errorf("the kernel's socket directory: %w", err)
+	}
+	refuse := func(why string, args ...any) error {
+		return fmt.Errorf("refusing the kernel's socket directory %s: it %s; the kernel is not started", dir, fmt.Sprintf(why, args...))
+	}
+	st := fi.Sys().(*syscall.Stat_t)
+	switch {
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return refuse("is a symlink (not followed)")
+	case !fi.IsDir():
+		return refuse("is not a directory")
+	case int(st.Uid) != os.Getuid():
+		return refuse("is owned by uid %d, not by this user (uid %d)", st.Uid, os.Getuid())
+	case fi.Mode().Perm() != 0o700:
+		return refuse("has mode %04o, not 0700", fi.Mode().Perm())
+	}
+	return nil
+}

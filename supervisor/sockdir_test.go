@@ -1,0 +1,132 @@
+package supervisor
+
+import (
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/jupyter-guard/jupyter-guard/kernelspec"
+)
+
+func TestSockDirName(t *testing.T) {
+	a := sockDirName("key", "/run/kernel-1.json")
+	if a != sockDirName("key", "/run/kernel-1.json") {
+		t.Error("the same connection file and key must give the same directory, for Jupyter's restarts")
+	}
+	for _, other := range []string{sockDirName("key", "/run/kernel-2.json"), sockDirName("other key", "/run/kernel-1.json")} {
+		if other == a {
+			t.Errorf("%s for two kernels", a)
+		}
+	}
+}
+
+func TestSockDirPathIsShortWhereTheTempDirIs(t *testing.T) {
+	t.Setenv("TMPDIR", "/tmp")
+	dir, err := sockDirPath("/nonexistent/runtime", "key", "/c.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// xeus-python 0.19 takes socket paths of 25 bytes at most.
+	if got := sockPath(dir, sockLastPort); filepath.Dir(dir) != "/tmp" || len(got) > 25 {
+		t.Errorf("%s: %d bytes", got, len(got))
+	}
+}
+
+func TestSockDirPathPassesOverTooLongAndOpenParents(t *testing.T) {
+	long := filepath.Join(t.TempDir(), strings.Repeat("x", 100))
+	open := filepath.Join(t.TempDir(), "open")
+	private := t.TempDir()
+	for _, d := range []string{long, open} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(open, 0o777); err != nil { // writable by all, no sticky bit
+		t.Fatal(err)
+	}
+	t.Setenv("TMPDIR", long)
+	t.Setenv("XDG_RUNTIME_DIR", open)
+	dir, err := sockDirPath(private, "key", "/c.json")
+	if err != nil || filepath.Dir(dir) != private {
+		t.Errorf("got %q, %v; want a directory in %s", dir, err, private)
+	}
+	if _, err := sockDirPath(long, "key", "/c.json"); err == nil {
+		t.Error("no place fits: want an error")
+	}
+}
+
+func TestOpenSockDir(t *testing.T) {
+	base := t.TempDir()
+	old := syscall.Umask(0o277) // takes the owner's write bit: the directory must be 0700 anyway
+	dir := filepath.Join(base, "jg-new")
+	err := openSockDir(dir)
+	syscall.Umask(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(dir); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("made %v, %v; want mode 0700", fi.Mode(), err)
+	}
+	if err := openSockDir(dir); err != nil {
+		t.Errorf("taking back our own directory: %v", err)
+	}
+
+	target := t.TempDir()
+	planted := map[string]func(path string) error{
+		"is a symlink (not followed)": func(p string) error { return os.Symlink(target, p) },
+		"has mode 0755, not 0700":     func(p string) error { return os.Mkdir(p, 0o755) },
+		"is not a directory":          func(p string) error { return os.WriteFile(p, nil, 0o600) },
+	}
+	if os.Getuid() == 0 {
+		planted["is owned by uid 65534"] = func(p string) error {
+			if err := os.Mkdir(p, 0o700); err != nil {
+				return err
+			}
+			return os.Chown(p, 65534, 65534)
+		}
+	}
+	for why, plant := range planted {
+		p := filepath.Join(base, strings.Fields(why)[1])
+		if err := plant(p); err != nil {
+			t.Fatal(err)
+		}
+		err := openSockDir(p)
+		if err == nil || !strings.Contains(err.Error(), "refusing the kernel's socket directory "+p+": it "+why) {
+			t.Errorf("%s: got %v", why, err)
+		}
+	}
+	if entries, _ := os.ReadDir(target); len(entries) != 0 {
+		t.Errorf("something was written through the symlink: %v", entries)
+	}
+}
+
+func TestChildConnectionOnUnixSockets(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "jg-test")
+	if err := openSockDir(dir); err != nil {
+		t.Fatal(err)
+	}
+	// A socket the last child left, still open in a process it left behind.
+	ln, err := net.Listen("unix", sockPath(dir, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	front := kernelspec.ConnectionInfo{Transport: "tcp", IP: "127.0.0.1", ShellPort: 5000, Key: "k", SignatureScheme: "hmac-sha256"}
+	connFile := filepath.Join(t.TempDir(), "child.json")
+	ci, err := childConnection(front, connFile, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ci.Transport != "ipc" || ci.Endpoint(ci.ShellPort) != "ipc://"+sockPath(dir, 1) || ci.Key != "k" {
+		t.Errorf("got %+v", ci)
+	}
+	if _, err := os.Lstat(sockPath(dir, 1)); !os.IsNotExist(err) {
+		t.Errorf("the last child's socket is still there: %v", err)
+	}
+	if written, err := kernelspec.ReadConnectionFile(connFile); err != nil || written != ci {
+		t.Errorf("wrote %+v, %v; want %+v", written, err, ci)
+	}
+}
