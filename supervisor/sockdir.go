@@ -17,10 +17,12 @@ import (
 const sunPathMax = 107
 
 // The child's sockets are sockDir/k-1 … sockDir/k-5, named as Jupyter names
-// ipc endpoints (ip-port) with ip sockDir/k and ports 1 to 5.
+// ipc endpoints (ip-port) with ip sockDir/k and ports 1 to 5; an ipykernel's
+// IOPub pipe is sockDir/pipe.
 const (
 	sockPrefix   = "k"
 	sockLastPort = 5
+	pipeName     = "pipe"
 )
 
 // sockPath is the socket of port in dir, as Jupyter names an ipc endpoint.
@@ -56,7 +58,8 @@ func sockDirPath(runtimeDir, key, connFile string) (string, error) {
 		}
 		tried = append(tried, base)
 		dir := filepath.Join(base, name)
-		if len(sockPath(dir, sockLastPort)) > sunPathMax || !closedToOthers(base) {
+		longest := max(len(sockPath(dir, sockLastPort)), len(filepath.Join(dir, pipeName)))
+		if longest > sunPathMax || !closedToOthers(base) {
 			continue
 		}
 		return dir, nil

@@ -128,6 +128,9 @@ func Run(cfg Config) error {
 	} else {
 		defer os.RemoveAll(dir)
 		s.cfg.Env = append(s.cfg.Env, env...)
+		if sockDir != "" {
+			s.cfg.Env = append(s.cfg.Env, "JUPYTER_GUARD_IOPUB_PIPE=ipc://"+filepath.Join(sockDir, pipeName))
+		}
 	}
 	go s.watchParent()
 

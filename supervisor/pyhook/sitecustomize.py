@@ -1,10 +1,12 @@
-"""jupyter-guard: send faulthandler's crash report to the proxy.
+"""jupyter-guard: send faulthandler's crash report to the proxy, and keep
+ipykernel off tcp.
 
 ipykernel points fd 2 at a pipe that a thread inside the kernel reads, so a
 crash kills the reader and the Python stack faulthandler writes there is
 lost. The proxy hands the kernel a pipe of its own (JUPYTER_GUARD_FAULT_FD)
-and this hook points faulthandler at it. Then it runs the sitecustomize it
-shadows, if there is one.
+and this hook points faulthandler at it. It moves ipykernel's IOPub pipe
+onto a unix socket (JUPYTER_GUARD_IOPUB_PIPE). Then it runs the
+sitecustomize it shadows, if there is one.
 """
 
 import os
@@ -23,6 +25,71 @@ def _point_faulthandler_at_the_proxy():
         return
     faulthandler.enable(file=out, all_threads=False)  # the crashing thread is the story
     sys._jupyter_guard_fault_file = out  # faulthandler keeps only the fd
+
+
+def _iopub_pipe_on_a_unix_socket():
+    """ipykernel's IOPub thread listens on a random loopback tcp port for
+    what forked subprocesses print (a PULL; 6.29 and 7.4 alike), the one
+    tcp port left once the proxy gives the kernel unix sockets: bind it in
+    the proxy's private directory instead, once ipykernel.iostream is
+    imported."""
+    endpoint = os.environ.pop("JUPYTER_GUARD_IOPUB_PIPE", "")
+    if not endpoint:
+        return
+    import importlib.abc
+    import importlib.machinery
+
+    class Finder(importlib.abc.MetaPathFinder):
+        def find_spec(self, name, path, target=None):
+            if name != "ipykernel.iostream":
+                return None
+            sys.meta_path.remove(self)
+            spec = importlib.machinery.PathFinder.find_spec(name, path)
+            if spec is not None and spec.loader is not None:
+                exec_module = spec.loader.exec_module
+
+                def exec_and_patch(module):
+                    exec_module(module)
+                    _patch_iopub_pipe(module, endpoint)
+
+                spec.loader.exec_module = exec_and_patch
+            return spec
+
+    sys.meta_path.insert(0, Finder())
+
+
+def _patch_iopub_pipe(iostream, endpoint):
+    cls = getattr(iostream, "IOPubThread", None)
+    if not (hasattr(cls, "_setup_pipe_in") and hasattr(cls, "_setup_pipe_out") and hasattr(iostream, "ZMQStream")):
+        return  # not the ipykernel this was written for: leave it alone
+    import zmq
+
+    tcp_pipe_in, tcp_pipe_out = cls._setup_pipe_in, cls._setup_pipe_out
+
+    def _setup_pipe_in(self):
+        pipe_in = self.socket.context.socket(zmq.PULL)
+        pipe_in.linger = 0
+        try:
+            pipe_in.bind(endpoint)
+        except zmq.ZMQError as e:
+            pipe_in.close()
+            print(f"jupyter-guard: IOPub pipe on {endpoint}: {e}; ipykernel's loopback tcp port instead",
+                  file=sys.stderr)
+            return tcp_pipe_in(self)
+        self._pipe_uuid = os.urandom(16)
+        self._pipe_in = iostream.ZMQStream(pipe_in, self.io_loop)
+        self._pipe_in.on_recv(self._handle_pipe_msg)
+
+    def _setup_pipe_out(self):
+        if getattr(self, "_pipe_port", None) is not None:  # _setup_pipe_in fell back to tcp
+            return tcp_pipe_out(self)
+        ctx = zmq.Context()  # a new one after the fork, as ipykernel's
+        pipe_out = ctx.socket(zmq.PUSH)
+        pipe_out.linger = 3000
+        pipe_out.connect(endpoint)
+        return ctx, pipe_out
+
+    cls._setup_pipe_in, cls._setup_pipe_out = _setup_pipe_in, _setup_pipe_out
 
 
 def _restore_environment():
@@ -57,5 +124,6 @@ def _run_shadowed_sitecustomize():
 
 
 _point_faulthandler_at_the_proxy()
+_iopub_pipe_on_a_unix_socket()
 _restore_environment()
 _run_shadowed_sitecustomize()
