@@ -327,6 +327,16 @@ def children_of(pid: int) -> list[int]:
     return out
 
 
+def tree(pid: int) -> list[int]:
+    """pid and all its descendants."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo += children_of(p)
+    return out
+
+
 # ------------------------------------------------------------ raw messages
 
 

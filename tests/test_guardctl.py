@@ -33,8 +33,8 @@ import pytest
 from jupyter_core.paths import jupyter_runtime_dir
 
 from conftest import KERNEL_ENVS, REPO, Kernel
-from support import (EXEC_TIMEOUT, START_TIMEOUT, Proc, as_jupyter_starts_it, check_grow_demo, children_of, collect,
-                     collect_all, missing, read_until_stream, wait_until)
+from support import (EXEC_TIMEOUT, START_TIMEOUT, Proc, as_jupyter_starts_it, check_grow_demo, collect, collect_all,
+                     missing, read_until_stream, tree, wait_until)
 
 MiB = 1 << 20
 GiB = 1 << 30
@@ -115,16 +115,6 @@ def size(text: str) -> float:
 
 
 # ----------------------------------------------------------------- /proc
-
-
-def tree(pid: int) -> list[int]:
-    """pid and all its descendants."""
-    out, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        out.append(p)
-        todo += children_of(p)
-    return out
 
 
 def vm_rss(pid: int) -> int:
