@@ -9,7 +9,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"syscall"
+	"time"
 )
 
 // sunPathMax is the longest path a unix socket can be bound at on Linux:
@@ -90,6 +92,12 @@ func openSockDir(dir string) error {
 	} else if !errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("the kernel's socket directory: %w", err)
 	}
+	return checkSockDir(dir)
+}
+
+// checkSockDir refuses dir unless it is a directory of this user's with
+// mode 0700.
+func checkSockDir(dir string) error {
 	fi, err := os.Lstat(dir)
 	if err != nil {
 		return fmt.Errorf("the kernel's socket directory: %w", err)
@@ -109,4 +117,69 @@ func openSockDir(dir string) error {
 		return refuse("has mode %04o, not 0700", fi.Mode().Perm())
 	}
 	return nil
+}
+
+// lockSockDir opens dir (openSockDir) and holds a lock on it until the
+// returned file is closed, for as long as the proxy lives: the kernel drops
+// the lock of a proxy killed with SIGKILL, which is how the next proxy's
+// sweep (sweepSockDirs) tells a directory left behind from one in use.
+func lockSockDir(dir string) (*os.File, error) {
+	for tries := 0; ; tries++ {
+		if err := openSockDir(dir); err != nil {
+			return nil, err
+		}
+		f, err := os.OpenFile(dir, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW, 0)
+		if err != nil {
+			return nil, fmt.Errorf("the kernel's socket directory: %w", err)
+		}
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil && isOpenAt(f, dir) {
+			return f, nil
+		}
+		f.Close()
+		if err != nil && (!errors.Is(err, syscall.EWOULDBLOCK) || tries == 100) {
+			return nil, fmt.Errorf("the kernel's socket directory %s: %w (another proxy of this kernel holds it)", dir, err)
+		}
+		// Another proxy's sweep holds it for a moment, or has removed it
+		// between our open and our lock: make it anew.
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// isOpenAt reports whether f is still the directory at path.
+func isOpenAt(f *os.File, path string) bool {
+	open, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	now, err := os.Lstat(path)
+	return err == nil && os.SameFile(open, now)
+}
+
+// sockDirPattern is what sockDirName makes.
+var sockDirPattern = regexp.MustCompile(`^jg-[0-9a-f]{10}$`)
+
+// sweepSockDirs removes, from base, the socket directories of proxies that
+// were killed with SIGKILL (jupyter_client's shutdown_kernel(now=True)
+// does): this user's, 0700, named as sockDirName names them, and locked
+// by no one. keep, the caller's own, is left alone.
+func sweepSockDirs(base, keep string) {
+	entries, err := os.ReadDir(base)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		path := filepath.Join(base, e.Name())
+		if path == keep || !sockDirPattern.MatchString(e.Name()) || checkSockDir(path) != nil {
+			continue
+		}
+		f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW, 0)
+		if err != nil {
+			continue
+		}
+		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil && isOpenAt(f, path) {
+			os.RemoveAll(path)
+		}
+		f.Close()
+	}
 }

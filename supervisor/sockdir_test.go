@@ -130,3 +130,42 @@ func TestChildConnectionOnUnixSockets(t *testing.T) {
 		t.Errorf("wrote %+v, %v; want %+v", written, err, ci)
 	}
 }
+
+func TestSweepSockDirs(t *testing.T) {
+	base := t.TempDir()
+	mkdir := func(name string, mode os.FileMode) string {
+		p := filepath.Join(base, name)
+		if err := os.Mkdir(p, mode); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(p, mode); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	left := mkdir("jg-0000000001", 0o700)    // a SIGKILLed proxy's
+	notOurs := mkdir("jg-0000000002", 0o755) // not made by a proxy
+	other := mkdir("jg-other", 0o700)
+	keep := mkdir("jg-0000000003", 0o700) // the caller's own
+	live := filepath.Join(base, "jg-0000000004")
+	lock, err := lockSockDir(live) // a running proxy's
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+
+	sweepSockDirs(base, keep)
+	for p, want := range map[string]bool{left: false, notOurs: true, other: true, keep: true, live: true} {
+		if _, err := os.Lstat(p); (err == nil) != want {
+			t.Errorf("%s: exists %v, want %v", filepath.Base(p), err == nil, want)
+		}
+	}
+	if _, err := lockSockDir(live); err == nil {
+		t.Error("a second proxy locked a directory in use")
+	}
+	lock.Close()
+	sweepSockDirs(base, keep)
+	if _, err := os.Lstat(live); err == nil {
+		t.Error("a directory whose proxy is gone was kept")
+	}
+}

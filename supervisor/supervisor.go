@@ -91,28 +91,35 @@ func Run(cfg Config) error {
 	s.guard = g
 	defer g.Close()
 
-	// The child listens on unix sockets in a directory only this user can
-	// enter, unless the table says it cannot; a directory someone planted
-	// stops the kernel here, before anything listens.
-	var sockDir string
-	if why := tcpOnly(cfg.Argv); why != "" {
-		cfg.Log.Printf("the kernel listens on loopback tcp ports, not on unix sockets: %s", why)
-	} else {
-		if sockDir, err = sockDirPath(cfg.RuntimeDir, cfg.Conn.Key, cfg.ConnFile); err == nil {
-			err = openSockDir(sockDir)
-		}
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(sockDir)
-	}
-
 	p, err := proxy.Listen(cfg.Conn, s, cfg.Log)
 	if err != nil {
 		return err
 	}
 	s.proxy = p
 	defer p.Close()
+
+	// The child listens on unix sockets in a directory only this user can
+	// enter, unless the table says it cannot; a directory someone planted
+	// stops the kernel here. Only after Listen: a second proxy on the same
+	// connection file fails there, before it could take (and at its end
+	// remove) the first one's directory.
+	var sockDir string
+	if why := tcpOnly(cfg.Argv); why != "" {
+		cfg.Log.Printf("the kernel listens on loopback tcp ports, not on unix sockets: %s", why)
+	} else {
+		var lock *os.File
+		if sockDir, err = sockDirPath(cfg.RuntimeDir, cfg.Conn.Key, cfg.ConnFile); err == nil {
+			lock, err = lockSockDir(sockDir)
+		}
+		if err != nil {
+			return err
+		}
+		defer func() {
+			os.RemoveAll(sockDir)
+			lock.Close()
+		}()
+		sweepSockDirs(filepath.Dir(sockDir), sockDir)
+	}
 
 	ctl, err := control.Listen(controlPath(s), s, cfg.Log)
 	if err != nil {
@@ -124,7 +131,7 @@ func Run(cfg Config) error {
 	childConnFile := filepath.Join(cfg.RuntimeDir, "guard-child-"+control.KernelID(cfg.ConnFile)+".json")
 	defer os.Remove(childConnFile)
 	if dir, env, err := installPyHook(cfg.RuntimeDir, control.KernelID(cfg.ConnFile)); err != nil {
-		cfg.Log.Printf("a crash will not show the Python stack: %v", err)
+		cfg.Log.Printf("a crash will not show the Python stack, and ipykernel's IOPub pipe stays on a loopback tcp port: %v", err)
 	} else {
 		defer os.RemoveAll(dir)
 		s.cfg.Env = append(s.cfg.Env, env...)

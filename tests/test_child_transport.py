@@ -146,6 +146,19 @@ def test_the_socket_dir_is_kept_across_restarts_and_removed_at_the_end(kernels, 
     assert not d.exists(), sorted(os.listdir(d))
 
 
+def test_the_socket_dir_of_a_killed_proxy_goes_at_the_next_start(kernels):
+    """A proxy killed with SIGKILL (jupyter_client's shutdown_kernel(now=True)
+    does that) cannot remove its directory: the next proxy to start finds
+    it unlocked and removes it."""
+    killed = kernels.start("ipykernel7-guarded")
+    d = child_socket_dir(killed)
+    os.kill(killed.proc.pid, signal.SIGKILL)
+    wait_until(lambda: not killed.proc.running(), START_TIMEOUT, "the proxy gone")
+    assert d.is_dir()
+    kernels.start("ipykernel7-guarded")
+    assert not d.exists()
+
+
 def plant_symlink(d: Path, elsewhere: Path):
     d.symlink_to(elsewhere)
 
