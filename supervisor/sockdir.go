@@ -120,8 +120,8 @@ func checkSockDir(dir string) error {
 }
 
 // lockSockDir opens dir (openSockDir) and holds a lock on it until the
-// returned file is closed, for as long as the proxy lives: the kernel drops
-// the lock of a proxy killed with SIGKILL, which is how the next proxy's
+// returned file is closed, for as long as the proxy lives: Linux drops the
+// lock of a proxy killed with SIGKILL, which is how the next proxy's
 // sweep (sweepSockDirs) tells a directory left behind from one in use.
 func lockSockDir(dir string) (*os.File, error) {
 	for tries := 0; ; tries++ {
@@ -137,8 +137,11 @@ func lockSockDir(dir string) (*os.File, error) {
 			return f, nil
 		}
 		f.Close()
-		if err != nil && (!errors.Is(err, syscall.EWOULDBLOCK) || tries == 100) {
-			return nil, fmt.Errorf("the kernel's socket directory %s: %w (another proxy of this kernel holds it)", dir, err)
+		if tries == 100 || err != nil && !errors.Is(err, syscall.EWOULDBLOCK) {
+			if err == nil {
+				err = errors.New("replaced at every try")
+			}
+			return nil, fmt.Errorf("the kernel's socket directory %s: cannot lock it (does another proxy run this kernel?): %w", dir, err)
 		}
 		// Another proxy's sweep holds it for a moment, or has removed it
 		// between our open and our lock: make it anew.
