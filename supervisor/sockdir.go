@@ -46,8 +46,10 @@ func sockDirName(key, connFile string) string {
 
 // sockDirPath is where that directory goes: os.TempDir() first, as the
 // shortest path at hand. sun_path allows 107 bytes, but xeus-python 0.19
-// (xeus-zmq) fails to start ("RuntimeError: Invalid argument") once a
-// socket path is longer than 25 bytes: /tmp/jg-0123456789/k-5 is 22.
+// reads each bound endpoint back (ZMQ_LAST_ENDPOINT) into 32 bytes and
+// fails to start ("RuntimeError: Invalid argument") when "ipc://", the path
+// and its NUL do not fit: 25 bytes of path at most. /tmp/jg-0123456789/k-5
+// is 22.
 // Then $XDG_RUNTIME_DIR and Jupyter's runtime dir, where the paths must
 // fit in sun_path. A parent that others may write without the sticky bit is
 // passed over: there they could swap the directory under the child.
