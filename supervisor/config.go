@@ -20,6 +20,9 @@ type Config struct {
 	// RuntimeDir (Jupyter's) holds the child's private connection file and
 	// the control socket.
 	RuntimeDir string
+	// Keeper runs this program's keeper command (child.Keep), which ends the
+	// kernel's processes when the proxy is gone; nil runs none.
+	Keeper []string
 
 	// Guard is the memory guard's settings, and the death-loop rule:
 	// MaxRestarts deaths within RestartWindow stop the restarts.

@@ -139,6 +139,14 @@ func Run(cfg Config) error {
 			s.cfg.Env = append(s.cfg.Env, "JUPYTER_GUARD_IOPUB_PIPE=ipc://"+filepath.Join(sockDir, pipeName))
 		}
 	}
+	if cfg.Keeper != nil {
+		if k, err := child.StartKeeper(cfg.Keeper); err != nil {
+			cfg.Log.Printf("the kernel's own processes may outlive a killed proxy: %v", err)
+		} else {
+			defer k.Close()
+			s.cfg.Env = append(s.cfg.Env, k.Env)
+		}
+	}
 	go s.watchParent()
 
 	for {

@@ -114,3 +114,16 @@ def test_an_oom_kill_is_diagnosed_from_memory_events(kernelspecs, jupyter_dirs, 
     assert "the limit is 320 MiB (cgroup v2 memory.max at /job)" in text, text
     # The kernel log was there to read, and empty: the counter told.
     assert "OOM kills in the kernel's cgroup while it ran: 1 (oom_kill 0 -> 1)" in text, text
+
+
+@pytest.mark.timeout(GUEST_SECONDS + 90)
+def test_sigkill_of_the_proxy_leaves_nothing_in_the_guest(guardctl, tmp_path):
+    """tests/test_lifecycle.py's SIGKILL of the proxy, run by pytest inside
+    the guest: the keeper ends the kernel's forked worker, its job in a
+    session of its own and its stopped process there too."""
+    need_guest()
+    r = run_in_v2(["-m", "512M", "-t", str(GUEST_SECONDS), "-e", f"JUPYTER_GUARD_BIN={guardctl}"],
+                  [str(KENV.python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "--basetemp", str(tmp_path / "pytest"),
+                   str(TESTS / "test_lifecycle.py"), "-k", f"leaves_none and {KENV.id}"],
+                  workdir=tmp_path, shown=[guardctl.parent], timeout=GUEST_SECONDS + 60)
+    assert r.returncode == 0 and "1 passed" in r.stdout, f"{r.stdout[-5000:]}\n{r.stderr[-3000:]}"

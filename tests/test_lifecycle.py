@@ -64,6 +64,34 @@ def test_sigkill_of_the_proxy_takes_the_kernel(kernels, kenv):
     assert k.processes() == []
 
 
+LEAVE_BEHIND = """import os, signal, subprocess, sys
+left = []
+if os.fork() == 0:  # a forked worker, as multiprocessing's
+    signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGTERM, signal.SIGHUP])
+    os.execvp("sleep", ["sleep", "600"])
+left.append(subprocess.Popen(["sleep", "600"], start_new_session=True).pid)  # a job of its own
+stopped = subprocess.Popen(["sleep", "600"])
+os.kill(stopped.pid, signal.SIGSTOP)  # paused, as the guard leaves a tree
+left.append(stopped.pid)
+print(*left)
+"""
+
+
+def test_sigkill_of_the_proxy_leaves_none_of_the_kernels_processes(kernels, kenv):
+    """The kernel dies with the proxy (parent-death signal); what it started
+    is ended by the proxy's keeper: a forked worker, a process in a session
+    of its own, and a stopped one, none of which the kernel's death ends."""
+    k = kernels.start(kenv.guarded)
+    kernel = k.pid()
+    left = [Proc.of(int(p)) for p in k.ok(LEAVE_BEHIND).stdout.split()]
+    workers = [Proc.of(p) for p in children_of(kernel.pid)]
+    assert len(workers) == 3, workers  # the fork, and the two sleeps
+    os.kill(k.proc.pid, signal.SIGKILL)
+    k.km.provisioner.process.wait(timeout=10)
+    for p in [kernel, *workers, *left]:
+        wait_until(lambda: not p.running(), ORPHAN_LIMIT, f"pid {p.pid} ({' '.join(cmdline(p.pid) or ['?'])}) to end with the proxy")
+
+
 def test_sigkill_of_the_proxy_takes_a_kernel_that_ignores_jupyter(kernels):
     """A "kernel" that never reads JPY_PARENT_PID and ignores SIGTERM and
     SIGHUP (tests/kernels/sleeper.py) still dies with the proxy."""

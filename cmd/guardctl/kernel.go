@@ -71,6 +71,7 @@ func runKernel(args []string) error {
 		ResourceDir:   *resourceDir,
 		InterruptMode: *interruptMode,
 		RuntimeDir:    runtimeDir,
+		Keeper:        keeperArgv(),
 		Guard:         guardCfg,
 		Log:           log.New(os.Stderr, "jupyter-guard: ", log.Ltime),
 	})

@@ -16,6 +16,7 @@ type command struct {
 	name    string
 	summary string
 	run     func(args []string) error
+	hidden  bool // not in the usage: run by guardctl itself
 }
 
 var commands = map[string]command{}
@@ -61,8 +62,10 @@ func usage() {
 	fmt.Fprintln(os.Stderr, "guardctl — a Jupyter kernel proxy that tracks memory, pauses before the OOM killer and explains kernel deaths.")
 	fmt.Fprintln(os.Stderr, "\nUsage: guardctl COMMAND [options] | guardctl --version\n\nCommands:")
 	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
+	for n, c := range commands {
+		if !c.hidden {
+			names = append(names, n)
+		}
 	}
 	sort.Strings(names)
 	for _, n := range names {
