@@ -2,9 +2,11 @@ package kernelspec
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
-	"path/filepath"
+	"syscall"
 )
 
 // ConnectionInfo is a Jupyter connection file: where a kernel's five
@@ -47,20 +49,37 @@ func ReadConnectionFile(path string) (ConnectionInfo, error) {
 	return ci, nil
 }
 
-// Write writes the connection file with mode 0600, as it holds the signing key.
+// Encode is the connection file's text, as jupyter_client writes it.
+func (ci ConnectionInfo) Encode() ([]byte, error) {
+	return json.MarshalIndent(ci, "", "  ")
+}
+
+// Write creates the connection file at path, readable by its owner only, as
+// jupyter_core's secure_write does: whatever is at path is removed first,
+// and the file is made anew (O_EXCL, O_NOFOLLOW), so a file or symlink
+// someone planted there, in a runtime dir others can write, never gets the
+// key.
 func (ci ConnectionInfo) Write(path string) error {
-	data, err := json.MarshalIndent(ci, "", "  ")
+	data, err := ci.Encode()
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("connection file: %w", err)
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
 		return fmt.Errorf("connection file: %w", err)
 	}
-	return os.Rename(tmp, path)
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+		return fmt.Errorf("connection file %s: %w", path, err)
+	}
+	return nil
 }
 
 // Endpoint returns the ZeroMQ endpoint of one port, e.g. tcp://127.0.0.1:5555;

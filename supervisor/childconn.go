@@ -66,7 +66,7 @@ func childConnection(front kernelspec.ConnectionInfo, path, sockDir string) (ker
 				return ci, fmt.Errorf("the kernel's socket directory: %w", err)
 			}
 		}
-		return ci, ci.Write(path)
+		return ci, writeConn(ci, path)
 	}
 	ci.Transport, ci.IP = "tcp", "127.0.0.1"
 	for _, port := range ports {
@@ -76,7 +76,21 @@ func childConnection(front kernelspec.ConnectionInfo, path, sockDir string) (ker
 		}
 		*port = p
 	}
-	return ci, ci.Write(path)
+	return ci, writeConn(ci, path)
+}
+
+// writeConn writes the child's connection file, unless it already says the
+// same: a restart on ipc reuses the sockets, the key and so the file, and
+// needs no disk space to start.
+func writeConn(ci kernelspec.ConnectionInfo, path string) error {
+	data, err := ci.Encode()
+	if err == nil {
+		err = writeIfChanged(path, data)
+	}
+	if err != nil {
+		return fmt.Errorf("the kernel's connection file: %w", err)
+	}
+	return nil
 }
 
 // tcpOnly says why the kernel argv runs cannot listen on unix sockets, or

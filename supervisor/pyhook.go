@@ -3,7 +3,9 @@ package supervisor
 import (
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,13 +23,13 @@ const faultFD = 3
 // that makes the kernel load it (and tells it what to put back once
 // loaded: PYTHONPATH, and the PYTHONFAULTHANDLER childEnv sets). Other
 // kernels ignore it.
-func installPyHook(runtimeDir, kernelID string) (dir string, env []string, err error) {
-	dir = filepath.Join(runtimeDir, "guard-py-"+kernelID)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", nil, fmt.Errorf("python crash hook: %w", err)
+func installPyHook(privDir string) (env []string, err error) {
+	dir := filepath.Join(privDir, "py")
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return nil, fmt.Errorf("python crash hook: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "sitecustomize.py"), siteCustomize, 0o600); err != nil {
-		return "", nil, fmt.Errorf("python crash hook: %w", err)
+	if err := writeIfChanged(filepath.Join(dir, "sitecustomize.py"), siteCustomize); err != nil {
+		return nil, fmt.Errorf("python crash hook: %w", err)
 	}
 	path := dir
 	if old := os.Getenv("PYTHONPATH"); old != "" {
@@ -36,9 +38,9 @@ func installPyHook(runtimeDir, kernelID string) (dir string, env []string, err e
 	restore, err := json.Marshal(map[string]*string{"PYTHONPATH": lookupEnv("PYTHONPATH"),
 		"PYTHONFAULTHANDLER": lookupEnv("PYTHONFAULTHANDLER")})
 	if err != nil {
-		return "", nil, fmt.Errorf("python crash hook: %w", err)
+		return nil, fmt.Errorf("python crash hook: %w", err)
 	}
-	return dir, []string{"PYTHONPATH=" + path, fmt.Sprintf("JUPYTER_GUARD_FAULT_FD=%d", faultFD),
+	return []string{"PYTHONPATH=" + path, fmt.Sprintf("JUPYTER_GUARD_FAULT_FD=%d", faultFD),
 		"JUPYTER_GUARD_RESTORE_ENV=" + string(restore)}, nil
 }
 

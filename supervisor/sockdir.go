@@ -56,10 +56,7 @@ func sockDirName(key, connFile string) string {
 func sockDirPath(runtimeDir, key, connFile string) (string, error) {
 	name := sockDirName(key, connFile)
 	var tried []string
-	for _, base := range []string{os.TempDir(), os.Getenv("XDG_RUNTIME_DIR"), runtimeDir} {
-		if base == "" || !filepath.IsAbs(base) {
-			continue
-		}
+	for _, base := range privBases(runtimeDir) {
 		tried = append(tried, base)
 		dir := filepath.Join(base, name)
 		longest := max(len(sockPath(dir, sockLastPort)), len(filepath.Join(dir, pipeName)))
@@ -69,6 +66,28 @@ func sockDirPath(runtimeDir, key, connFile string) (string, error) {
 		return dir, nil
 	}
 	return "", fmt.Errorf("no place for the kernel's unix sockets: each of %q is too long for a socket path (%d bytes at most) or writable by others", tried, sunPathMax)
+}
+
+// privBases are where sockDirPath may put the private directories, in its
+// order of preference.
+func privBases(runtimeDir string) []string {
+	var bases []string
+	for _, base := range []string{os.TempDir(), os.Getenv("XDG_RUNTIME_DIR"), runtimeDir} {
+		if base != "" && filepath.IsAbs(base) {
+			bases = append(bases, base)
+		}
+	}
+	return bases
+}
+
+// SweepLeftovers removes the private directories (with the child's
+// connection file and its key) that proxies killed with SIGKILL left
+// behind, wherever they may be: guardctl status calls it, so that they go
+// even when no other kernel starts.
+func SweepLeftovers(runtimeDir string) {
+	for _, base := range privBases(runtimeDir) {
+		sweepSockDirs(base, "")
+	}
 }
 
 // closedToOthers reports whether only its owner (or, with the sticky bit,

@@ -98,28 +98,32 @@ func Run(cfg Config) error {
 	s.proxy = p
 	defer p.Close()
 
-	// The child listens on unix sockets in a directory only this user can
-	// enter, unless the table says it cannot; a directory someone planted
-	// stops the kernel here. Only after Listen: a second proxy on the same
-	// connection file fails there, before it could take (and at its end
-	// remove) the first one's directory.
-	var sockDir string
+	// The proxy's private directory, which only this user can enter, holds
+	// the child's connection file (with the key), the Python hook it runs
+	// and the unix sockets it listens on (unless the table says it cannot);
+	// nothing of the kernel's goes into a runtime dir others might write. A
+	// directory someone planted stops the kernel here. Only after Listen: a
+	// second proxy on the same connection file fails there, before it could
+	// take (and at its end remove) the first one's directory.
+	var lock *os.File
+	privDir, err := sockDirPath(cfg.RuntimeDir, cfg.Conn.Key, cfg.ConnFile)
+	if err == nil {
+		lock, err = lockSockDir(privDir)
+	}
+	if err != nil {
+		return err
+	}
+	defer func() {
+		os.RemoveAll(privDir)
+		lock.Close()
+	}()
+	sweepSockDirs(filepath.Dir(privDir), privDir)
+	sockDir := privDir
 	if why := tcpOnly(cfg.Argv); why != "" {
 		cfg.Log.Printf("the kernel listens on loopback tcp ports, not on unix sockets: %s", why)
-	} else {
-		var lock *os.File
-		if sockDir, err = sockDirPath(cfg.RuntimeDir, cfg.Conn.Key, cfg.ConnFile); err == nil {
-			lock, err = lockSockDir(sockDir)
-		}
-		if err != nil {
-			return err
-		}
-		defer func() {
-			os.RemoveAll(sockDir)
-			lock.Close()
-		}()
-		sweepSockDirs(filepath.Dir(sockDir), sockDir)
+		sockDir = ""
 	}
+	checkRuntimeDir(cfg.RuntimeDir, cfg.Log)
 
 	ctl, err := control.Listen(controlPath(s), s, cfg.Log)
 	if err != nil {
@@ -128,12 +132,12 @@ func Run(cfg Config) error {
 		defer ctl.Close()
 	}
 
-	childConnFile := filepath.Join(cfg.RuntimeDir, "guard-child-"+control.KernelID(cfg.ConnFile)+".json")
-	defer os.Remove(childConnFile)
-	if dir, env, err := installPyHook(cfg.RuntimeDir, control.KernelID(cfg.ConnFile)); err != nil {
+	// Named after the kernel: its path is in the child's command line, where
+	// tools (and the tests) find which kernel a process belongs to.
+	childConnFile := filepath.Join(privDir, "kernel-"+control.KernelID(cfg.ConnFile)+".json")
+	if env, err := installPyHook(privDir); err != nil {
 		cfg.Log.Printf("a crash will not show the Python stack, and ipykernel's IOPub pipe stays on a loopback tcp port: %v", err)
 	} else {
-		defer os.RemoveAll(dir)
 		s.cfg.Env = append(s.cfg.Env, env...)
 		if sockDir != "" {
 			s.cfg.Env = append(s.cfg.Env, "JUPYTER_GUARD_IOPUB_PIPE=ipc://"+filepath.Join(sockDir, pipeName))

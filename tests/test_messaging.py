@@ -323,11 +323,14 @@ def test_subshells(plain, guarded, kenv):
         assert replies[main]["content"]["status"] == "ok"
         assert replies[sub["header"]["msg_id"]]["content"]["status"] == "ok"
         assert replies[sub["header"]["msg_id"]]["parent_header"]["subshell_id"] == sid
+        # A thread's print may reach iopub in pieces ("from the subshell",
+        # then "\n"), plain and guarded alike: read until both lines are whole.
         outs = {}
-        while len(outs) < 2:
+        while len(outs) < 2 or not all(t.endswith("\n") for t in outs.values()):
             m = k.kc.get_iopub_msg(timeout=EXEC_TIMEOUT)
             if m["msg_type"] == "stream":
-                outs[m["parent_header"]["msg_id"]] = m["content"]["text"]
+                msg_id = m["parent_header"]["msg_id"]
+                outs[msg_id] = outs.get(msg_id, "") + m["content"]["text"]
         assert outs == {main: "main released True\n", sub["header"]["msg_id"]: "from the subshell\n"}
 
         deleted = request(k.kc, "control", "delete_subshell_request", {"subshell_id": sid})
@@ -345,7 +348,9 @@ def test_kernel_works_after_all_of_the_above(guarded):
 # there: the parent pid ipykernel watches (the proxy's). Python's
 # faulthandler and the private sitecustomize dir that sends faulthandler's
 # report to the proxy are taken back out by that sitecustomize.
-PROXY_ENV = {"JPY_PARENT_PID"}
+# JPY_PARENT_PID names the proxy; JUPYTER_GUARD_TREE marks the kernel's
+# processes for the keeper that ends them with the proxy.
+PROXY_ENV = {"JPY_PARENT_PID", "JUPYTER_GUARD_TREE"}
 
 
 def test_kernel_sees_the_same_environment(plain, guarded):
@@ -363,14 +368,15 @@ def test_kernel_sees_the_same_environment(plain, guarded):
     assert {k: v for k, v in g["env"].items() if k not in PROXY_ENV} == \
         {k: v for k, v in p["env"].items() if k not in PROXY_ENV}
     assert g["env"]["JPY_PARENT_PID"] == str(guarded.proc.pid)
-    hook_dirs = [d for d in g["path"] if os.path.basename(d).startswith("guard-py-")]
+    # The hook is in the proxy's private directory (jg-…/py).
+    hook_dirs = [d for d in g["path"] if os.path.basename(os.path.dirname(d)).startswith("jg-")]
     assert len(hook_dirs) == 1, g["path"]
     assert [d for d in g["path"] if d not in hook_dirs] == p["path"]
     # A subprocess the notebook starts loads no hook of the proxy's.
     sub = ("import subprocess, sys\n"
            "print(subprocess.run([sys.executable, '-c', 'import os, sys; "
            "print(os.environ.get(\"PYTHONPATH\"), os.environ.get(\"PYTHONFAULTHANDLER\"), "
-           "any(\"guard-py-\" in p for p in sys.path))'], capture_output=True, text=True).stdout, end='')")
+           "any(\"/jg-\" in p for p in sys.path))'], capture_output=True, text=True).stdout, end='')")
     assert guarded.ok(sub).stdout == plain.ok(sub).stdout == "None None False\n"
 
 

@@ -18,6 +18,7 @@ import (
 	"github.com/jupyter-guard/jupyter-guard/control"
 	"github.com/jupyter-guard/jupyter-guard/guard/units"
 	"github.com/jupyter-guard/jupyter-guard/kernelspec"
+	"github.com/jupyter-guard/jupyter-guard/supervisor"
 )
 
 func init() {
@@ -37,6 +38,8 @@ func findKernels(w io.Writer) (ks []kernel, skipped int, err error) {
 	if err != nil {
 		return nil, 0, err
 	}
+	// What killed proxies left goes first: their kernels are gone.
+	supervisor.SweepLeftovers(dir)
 	return control.Find(dir, "", w)
 }
 

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 )
 
@@ -91,11 +92,30 @@ func (l DeathLog) Append(r DeathRecord) error {
 	if err := os.MkdirAll(filepath.Dir(l.path), 0o700); err != nil {
 		return fmt.Errorf("death log: %w", err)
 	}
-	f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	// Never through a symlink, nor into someone else's file: in a runtime
+	// dir others can write, either would hand them the user's code.
+	f, err := os.OpenFile(l.path, os.O_RDWR|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
+		if errors.Is(err, syscall.ELOOP) {
+			return fmt.Errorf("death log %s is a symlink: not followed, nothing written", l.path)
+		}
 		return fmt.Errorf("death log: %w", err)
 	}
-	// One write per record, so records from several proxies do not mix.
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("death log: %w", err)
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); !fi.Mode().IsRegular() || ok && int(st.Uid) != os.Geteuid() {
+		f.Close()
+		return fmt.Errorf("death log %s is not a file of this user's: nothing written", l.path)
+	}
+	// A record cut short (a full disk) must not swallow the next: start on
+	// a line of its own. One write per record, so records from several
+	// proxies do not mix.
+	if !endsLine(f, fi.Size()) {
+		line = append([]byte{'\n'}, line...)
+	}
 	_, err = f.Write(append(line, '\n'))
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -104,6 +124,16 @@ func (l DeathLog) Append(r DeathRecord) error {
 		return fmt.Errorf("death log %s: %w", l.path, err)
 	}
 	return nil
+}
+
+// endsLine says whether the file of size bytes is empty or ends a line.
+func endsLine(f *os.File, size int64) bool {
+	if size == 0 {
+		return true
+	}
+	last := make([]byte, 1)
+	_, err := f.ReadAt(last, size-1)
+	return err != nil || last[0] == '\n'
 }
 
 // Read returns every record, oldest first; a log not created yet has none.

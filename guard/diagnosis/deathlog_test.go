@@ -75,3 +75,57 @@ func TestDeathLogSkipsACutLine(t *testing.T) {
 		t.Errorf("err = %v, want the bad line reported", err)
 	}
 }
+
+// A record cut short without its newline (a full disk) must not glue the
+// next one to it.
+func TestDeathLogStartsEachRecordOnANewLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "deaths.jsonl")
+	if err := os.WriteFile(path, []byte(`{"time":"2026-11-22T10:00:00Z","cau`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	log := NewDeathLog(path)
+	if err := log.Append(Diagnose(goldenCases(t)["exit-3"]).Record(time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	records, err := log.Read()
+	if len(records) != 1 || records[0].Cause != CauseExit {
+		t.Errorf("records = %+v, want the one appended after the cut line", records)
+	}
+	if err == nil || !strings.Contains(err.Error(), "line 1") {
+		t.Errorf("err = %v, want the cut line reported", err)
+	}
+}
+
+// In a runtime dir others can write, a symlink or someone else's file at
+// the log's path gets nothing.
+func TestDeathLogRefusesAPlantedFile(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "theirs")
+	if err := os.WriteFile(target, nil, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "deaths.jsonl")
+	if err := os.Symlink(target, path); err != nil {
+		t.Fatal(err)
+	}
+	err := NewDeathLog(path).Append(Diagnose(goldenCases(t)["exit-3"]).Record(time.Now()))
+	if err == nil || !strings.Contains(err.Error(), "symlink") {
+		t.Errorf("Append through a symlink: %v", err)
+	}
+	if data, _ := os.ReadFile(target); len(data) != 0 {
+		t.Errorf("the symlink's target got %q", data)
+	}
+	if os.Geteuid() == 0 { // root can hand a file to another user
+		other := filepath.Join(dir, "other.jsonl")
+		if err := os.WriteFile(other, nil, 0o666); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(other, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+		err := NewDeathLog(other).Append(Diagnose(goldenCases(t)["exit-3"]).Record(time.Now()))
+		if err == nil || !strings.Contains(err.Error(), "not a file of this user's") {
+			t.Errorf("Append to another user's file: %v", err)
+		}
+	}
+}

@@ -1,0 +1,40 @@
+package supervisor
+
+import (
+	"bytes"
+	"io/fs"
+	"log"
+	"os"
+)
+
+// writeIfChanged writes data to path in the proxy's private directory
+// (through a temporary file, so a reader never sees half of it), unless the
+// file already holds exactly that.
+func writeIfChanged(path string, data []byte) error {
+	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
+		return nil
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// checkRuntimeDir says, once, when Jupyter's runtime dir is open to others:
+// the proxy keeps the kernel's own files in its private directory, but the
+// control socket and the death log are there, and Jupyter's connection
+// files (with the key) too.
+func checkRuntimeDir(dir string, logger *log.Logger) {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return
+	}
+	switch st := fi.Mode(); {
+	case st.Perm()&0o022 != 0 && st&fs.ModeSticky == 0:
+		logger.Printf("the runtime dir %s has mode %04o: others can replace the files in it; give it mode 0700 (JUPYTER_RUNTIME_DIR)", dir, st.Perm())
+	case st.Perm()&0o077 != 0:
+		logger.Printf("the runtime dir %s has mode %04o: others can read what is in it; give it mode 0700 (JUPYTER_RUNTIME_DIR)", dir, st.Perm())
+	}
+}
