@@ -66,6 +66,8 @@ func (s *Supervisor) failedStart(err error) (stop bool) {
 	if !s.countDeath() {
 		next = fmt.Sprintf("jupyter-guard stopped trying after %d attempts: fix the kernelspec, then restart the kernel.", len(s.deaths))
 	}
+	s.logDeath(diagnosis.Diagnosis{Cause: diagnosis.CauseStart, Evalue: err.Error(),
+		Evidence: diagnosis.Evidence{KernelID: control.KernelID(s.cfg.ConnFile)}})
 	rep := &report{Ename: diagnosis.Ename, Evalue: err.Error(),
 		Traceback: []string{"jupyter-guard: the kernel could not be started", err.Error(), "", next}}
 	return s.afterDeath(pending, busy, running(pending, busy), 0, rep)
@@ -85,6 +87,9 @@ func (s *Supervisor) diagnose(ev diagnosis.Evidence) diagnosis.Diagnosis {
 func (s *Supervisor) countDeath() (restart bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.proc == nil || !s.ready { // it never answered, or never started
+		s.unready++
+	}
 	s.proc = nil
 	s.deathCount++
 	now := time.Now()

@@ -36,11 +36,14 @@ type Supervisor struct {
 	busy       bool           // the child's last status was busy
 	deaths     []time.Time    // recent deaths, for the death-loop rule
 	deathCount int
-	gaveUp     *report              // set when restarts stopped after a death loop
-	nextCell   *report              // a death while idle, told in the next cell
-	execCount  int                  // the last execution_count the kernel announced
-	cells      map[string]*cellInfo // execute requests until their reply, by msg_id
-	witness    *witness             // the current child's
+	// unready counts the children in a row that ended before they answered
+	// (see startBackoff).
+	unready   int
+	gaveUp    *report              // set when restarts stopped after a death loop
+	nextCell  *report              // a death while idle, told in the next cell
+	execCount int                  // the last execution_count the kernel announced
+	cells     map[string]*cellInfo // execute requests until their reply, by msg_id
+	witness   *witness             // the current child's
 	// interrupted is the last interrupt passed to a kernel.
 	interrupted interruptSent
 	// infoWaiters asked a kernel that died for kernel_info.
@@ -157,6 +160,9 @@ func Run(cfg Config) error {
 		if stop := s.runChild(childConnFile, sockDir); stop {
 			return nil
 		}
+		if stop := s.waitToRestart(); stop {
+			return nil
+		}
 	}
 }
 
@@ -214,7 +220,7 @@ func (s *Supervisor) serve(proc *child.Process, ci kernelspec.ConnectionInfo, w 
 			w.ready(proc.Pid, s.cfg.Log.Printf)
 			s.guard.SetInterruptEnds(s.kernelInfo().interruptEnds())
 			s.mu.Lock()
-			s.ready = true
+			s.ready, s.unready = true, 0
 			waiters := s.infoWaiters
 			s.infoWaiters = nil
 			s.mu.Unlock()

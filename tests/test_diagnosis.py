@@ -19,6 +19,7 @@ import signal
 import subprocess
 import time
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 import nbformat
@@ -478,16 +479,21 @@ def test_crashing_notebook_keeps_the_diagnosis(kenv, kernelspecs, tmp_path, how)
         [("stream", "stdout", "after the crash\nFalse\n")], after.outputs
 
 
-def test_a_kernel_that_dies_at_every_start_gets_an_answer(kernelspecs, jupyter_dirs, guardctl, kenv):
-    """A kernelspec whose kernel exits as it starts: the restarts stop, and
-    a client waiting for the kernel gets a kernel_info_reply it can read
-    (jupyter_client raised KeyError: 'protocol_version'), not a hang."""
-    write_spec(jupyter_dirs["JUPYTER_PATH"] / "kernels", "exits-at-start", {
-        "argv": [str(kenv.python), "-c", "import sys; sys.exit(3)", "-f", "{connection_file}"],
-        "display_name": "exits at start", "language": "python"})
-    subprocess.run([str(guardctl), "install", "--user", "--kernel", "exits-at-start"], check=True, capture_output=True)
-    km = KernelManager(kernel_name="exits-at-start-guarded")
+@pytest.mark.parametrize("how", ["exits", "missing"])
+def test_a_kernel_that_dies_at_every_start_gets_an_answer(kernelspecs, jupyter_dirs, guardctl, kenv, how):
+    """A kernelspec whose kernel exits as it starts, or whose program is
+    missing: the restarts back off and stop, every attempt is in the death
+    log, and a client waiting for the kernel gets a kernel_info_reply it can
+    read (jupyter_client raised KeyError: 'protocol_version'), not a hang."""
+    argv = {"exits": [str(kenv.python), "-c", "import sys; sys.exit(3)"],
+            "missing": [str(jupyter_dirs["JUPYTER_PATH"] / "no-such-kernel")]}[how]
+    name = f"{how}-at-start"
+    write_spec(jupyter_dirs["JUPYTER_PATH"] / "kernels", name, {
+        "argv": [*argv, "-f", "{connection_file}"], "display_name": f"{how} at start", "language": "python"})
+    subprocess.run([str(guardctl), "install", "--user", "--kernel", name], check=True, capture_output=True)
+    km = KernelManager(kernel_name=f"{name}-guarded")
     km.start_kernel()
+    kid = Path(km.connection_file).stem.removeprefix("kernel-")
     kc = km.client()
     kc.start_channels()
     try:
@@ -499,6 +505,13 @@ def test_a_kernel_that_dies_at_every_start_gets_an_answer(kernelspecs, jupyter_d
         assert reply["status"] == "error" and reply["protocol_version"].startswith("5."), reply
         assert reply["language_info"]["name"] == "python", reply
         assert "stopped restarting" in reply["evalue"], reply
+        log = Path(os.environ["JUPYTER_RUNTIME_DIR"]) / "jupyter-guard-deaths.jsonl"
+        records = [r for r in map(json.loads, log.read_text().splitlines()) if r["kernel_id"] == kid]
+        assert len(records) == 6, records  # the first start and five restarts
+        assert {r["cause"] for r in records} == {"exit" if how == "exits" else "start-failed"}, records
+        # Backed off: a quarter of a second, doubling (7.75 s in all).
+        times = [datetime.fromisoformat(r["time"]) for r in records]
+        assert (times[-1] - times[0]).total_seconds() >= 7, times
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)

@@ -21,6 +21,7 @@ const (
 	CauseInterrupt   Cause = "interrupt" // an exit right after an interrupt: the kernel does not survive one
 	CauseSignal      Cause = "signal"
 	CauseExit        Cause = "exit"
+	CauseStart       Cause = "start-failed" // the kernel's program could not be run (missing, not executable)
 )
 
 // Ename is the exception name the proxy reports in the cell.
