@@ -432,7 +432,7 @@ func (g *Guard) release(why string) bool {
 		used := c.Last().Of(g.budget.Figure)
 		a := ledger.Action{Time: time.Now(), Kind: why, Used: used}
 		if why == decide.Thawed {
-			a.Until = used + c.InFlight()
+			a.Until = used + max(c.InFlight(), c.Fill)
 		}
 		g.ledger.Act(id, a)
 		if why == decide.Resumed {
@@ -667,7 +667,7 @@ func (g *Guard) pause(s sampler.Sample, id string, thaws int) bool {
 	thawed, gone := g.thaws != thaws, g.kernel != s.Root
 	if c, ok := g.ledger.Get(id); ok && thawed && !gone {
 		used := c.Last().Of(g.budget.Figure)
-		g.ledger.Act(id, ledger.Action{Time: time.Now(), Kind: decide.Thawed, Used: used, Until: used + c.InFlight()})
+		g.ledger.Act(id, ledger.Action{Time: time.Now(), Kind: decide.Thawed, Used: used, Until: used + max(c.InFlight(), c.Fill)})
 	}
 	g.mu.Unlock()
 	if thawed || gone {

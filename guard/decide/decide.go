@@ -36,8 +36,9 @@ type Done struct {
 	Acted int
 	// Thawed: the kernel was thawed for an interrupt since the last
 	// action. The cell may grow to Until (what it used then plus the fill
-	// in flight) while the interrupt lands; past it by Slack, the
-	// interrupt has not stopped it, and the next line holds.
+	// in flight, or a whole fill, whichever is more) while the interrupt
+	// lands; past it by half a rung, the interrupt has not stopped it,
+	// and the next line holds.
 	Thawed bool
 	Until  uint64
 	// Unstopped: the last action came after a thaw whose interrupt did not
@@ -150,8 +151,13 @@ func triggers(b Budget, in Input) []trigger {
 	}
 	if line, ok := Line(b, in.Done.Acted); ok && in.Done.Thawed {
 		// Only growth the interrupt should have stopped counts: no
-		// prediction, as the fill it finishes first grows fast.
-		if at := max(line, in.Done.Until+Slack(b)); at < b.Limit {
+		// prediction, as the fill it finishes first grows fast. Below the
+		// next line where that leaves room for one more fill, as the first
+		// line does (fillLine); never before Until and half a rung, what a
+		// measurement may be off by: Slack would leave no room for that
+		// fill between a 95% line and the limit.
+		room := b.Limit - min(b.Limit, in.Fill+RungStep(b))
+		if at := max(in.Done.Until+RungStep(b)/2, min(line, room)); at < b.Limit {
 			ts = append(ts, trigger{act: action(b.Action), line: at, at: at})
 		}
 	} else if ok {

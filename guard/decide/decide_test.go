@@ -52,16 +52,19 @@ func TestDecide(t *testing.T) {
 			Input{Used: 960 * mib, Start: 100 * mib, Done: Done{Acted: 1}}, nil},
 		{"third line", config.Interrupt, Input{Used: 990 * mib, Start: 100 * mib, Done: Done{Acted: 2}}, []Decision{{Act: Interrupt, Line: 987.5 * mib}}},
 		// A thaw for an interrupt lets the fill in flight finish (Until)
-		// and Slack more, unpredicted: a cell growing beyond was not
-		// stopped by the interrupt.
+		// and half a rung (6.25 MiB) more, unpredicted: a cell growing
+		// beyond was not stopped by the interrupt.
 		{"after a thaw, the fill in flight finishes", config.Pause,
-			Input{Used: 975 * mib, Start: 100 * mib, Rate: 14 * gbps, Horizon: 5 * time.Millisecond, Done: Done{Warned: true, Acted: 1, Thawed: true, Until: 960 * mib}}, nil},
-		{"after a thaw, grown past the fill and the slack", config.Pause,
-			Input{Used: 980 * mib, Start: 100 * mib, Done: Done{Warned: true, Acted: 1, Thawed: true, Until: 960 * mib}}, []Decision{{Act: Pause, Line: 978.75 * mib}}},
+			Input{Used: 975 * mib, Start: 100 * mib, Rate: 14 * gbps, Horizon: 5 * time.Millisecond, Done: Done{Warned: true, Acted: 1, Thawed: true, Until: 970 * mib}}, nil},
+		{"after a thaw, grown past the fill and half a rung", config.Pause,
+			Input{Used: 977 * mib, Start: 100 * mib, Done: Done{Warned: true, Acted: 1, Thawed: true, Until: 970 * mib}}, []Decision{{Act: Pause, Line: 976.25 * mib}}},
 		{"after a thaw with a small fill, the next line", config.Interrupt,
 			Input{Used: 976 * mib, Start: 100 * mib, Done: Done{Warned: true, Acted: 1, Thawed: true, Until: 900 * mib}}, []Decision{{Act: Interrupt, Line: 975 * mib}}},
+		{"after a thaw, the next line leaves room for a fill", config.Pause,
+			Input{Used: 924 * mib, Start: 100 * mib, Fill: 64 * mib, Done: Done{Warned: true, Acted: 1, Thawed: true, Until: 900 * mib}},
+			[]Decision{{Act: Pause, Line: 923.5 * mib}}},
 		{"after a thaw, a fill that ends at the limit leaves no line", config.Pause,
-			Input{Used: 999 * mib, Start: 100 * mib, Done: Done{Warned: true, Acted: 1, Thawed: true, Until: 990 * mib}}, nil},
+			Input{Used: 999 * mib, Start: 100 * mib, Done: Done{Warned: true, Acted: 1, Thawed: true, Until: 995 * mib}}, nil},
 		{"lines run out", config.Pause, Input{Used: 999 * mib, Start: 100 * mib, Done: Done{Acted: MaxActions}}, nil},
 		{"started past the warn line, grew little", config.Pause, Input{Used: 830 * mib, Start: 820 * mib}, nil},
 		{"started past the warn line, grew by the slack", config.Pause, Input{Used: 840 * mib, Start: 820 * mib}, []Decision{{Act: Warn, Line: 800 * mib}}},

@@ -22,9 +22,9 @@
 //     for at most MaxActions lines per cell: the guard never lets a cell run
 //     into the OOM killer without one more stop, and never floods it.
 //     After a thaw for an interrupt, the next line holds only once the cell
-//     has grown past the fill it was in and Slack more: the interrupt
-//     lands after that fill, and a cell still growing beyond it was not
-//     stopped by it (see Thawed).
+//     has grown past the fill it was in and half a rung more: the
+//     interrupt lands after that fill, and a cell still growing beyond it
+//     was not stopped by it (see Thawed).
 //   - Warn once per cell when the warning threshold is crossed, unless an
 //     action already spoke; a warning due with an action comes first.
 //   - A cell is held to a line only if it crossed it or has itself grown

@@ -71,7 +71,8 @@ type Action struct {
 	Kind string    `json:"kind"`
 	Used uint64    `json:"used"`
 	// Until is, for a thaw, what the cell may reach while the interrupt
-	// lands: Used plus the fill in flight, which C code finishes first.
+	// lands: Used plus the fill in flight, which C code finishes first, or
+	// a whole fill if that is more (what is left of one is measured short).
 	Until uint64 `json:"until,omitzero"`
 }
 
