@@ -280,7 +280,10 @@ func (s *Supervisor) waitAfterGivingUp() (stop bool) {
 			return true
 		case <-s.actions:
 			s.mu.Lock()
-			s.gaveUp, s.deaths = nil, nil
+			// The restart asked for is the answer to the last death's
+			// notice: the next cell must not repeat that the restarts
+			// stopped.
+			s.gaveUp, s.deaths, s.nextCell = nil, nil, nil
 			s.mu.Unlock()
 			s.proxy.Hold()
 			return false

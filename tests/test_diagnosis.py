@@ -479,6 +479,21 @@ def test_crashing_notebook_keeps_the_diagnosis(kenv, kernelspecs, tmp_path, how)
         [("stream", "stdout", "after the crash\nFalse\n")], after.outputs
 
 
+def test_a_restart_after_the_restarts_stopped_starts_clean(kernels, kenv, guardctl):
+    """JUPYTER_GUARD_MAX_RESTARTS=0 and a death between cells: the restarts
+    stop at once. guardctl restart, as the notice says, brings a kernel
+    back, and its first cell runs clean, without the stale notice that the
+    restarts stopped."""
+    with as_jupyter_starts_it(JUPYTER_GUARD_MAX_RESTARTS=0):
+        k = kernels.start(kenv.guarded)
+    os.kill(k.pid().pid, signal.SIGKILL)
+    wait_until(lambda: "stopped restarting" in k.output() or "died" in k.output(), 30, "the proxy to see the death")
+    subprocess.run([str(guardctl), "restart", k.kernel_id[:8]], check=True, capture_output=True, timeout=60)
+    r = k.run("print('back')", timeout=60)
+    assert r.status == "ok" and r.stdout == "back\n" and r.error is None, r.iopub
+    assert "jupyter-guard" not in r.stderr, r.stderr
+
+
 @pytest.mark.parametrize("how", ["exits", "missing"])
 def test_a_kernel_that_dies_at_every_start_gets_an_answer(kernelspecs, jupyter_dirs, guardctl, kenv, how):
     """A kernelspec whose kernel exits as it starts, or whose program is
