@@ -7,10 +7,13 @@ import (
 	"io/fs"
 	"os"
 	"syscall"
+
+	"github.com/jupyter-guard/jupyter-guard/proxy/zmtp"
 )
 
 // ConnectionInfo is a Jupyter connection file: where a kernel's five
-// channels listen and how its messages are signed.
+// channels listen, how its messages are signed, and, when Jupyter asks for
+// transport encryption (jupyter_client 8.9+), the kernel's CurveZMQ keys.
 type ConnectionInfo struct {
 	Transport       string `json:"transport"`
 	IP              string `json:"ip"`
@@ -22,6 +25,10 @@ type ConnectionInfo struct {
 	Key             string `json:"key"`
 	SignatureScheme string `json:"signature_scheme"`
 	KernelName      string `json:"kernel_name,omitempty"`
+	// The kernel's CurveZMQ key pair in Z85, as jupyter_client writes it;
+	// its clients take it as theirs too (see zmtp.ParseCurve).
+	CurvePublicKey string `json:"curve_publickey,omitempty"`
+	CurveSecretKey string `json:"curve_secretkey,omitempty"`
 }
 
 // ReadConnectionFile reads and checks a connection file written by Jupyter.
@@ -46,7 +53,21 @@ func ReadConnectionFile(path string) (ConnectionInfo, error) {
 	if ci.SignatureScheme != "hmac-sha256" {
 		return ci, fmt.Errorf("connection file %s: signature_scheme %q is not supported (only hmac-sha256)", path, ci.SignatureScheme)
 	}
+	// Keys that cannot be used stop the kernel here: Jupyter asked for
+	// encryption, and the kernel must never answer in clear instead.
+	if _, err := ci.Curve(); err != nil {
+		return ci, fmt.Errorf("connection file %s: %w; not starting the kernel in clear when Jupyter asked for encryption", path, err)
+	}
 	return ci, nil
+}
+
+// Curve is the kernel's CurveZMQ keys, or nil when Jupyter gave none. One
+// key without the other is an error, not a kernel in clear.
+func (ci ConnectionInfo) Curve() (*zmtp.Curve, error) {
+	if ci.CurvePublicKey == "" && ci.CurveSecretKey == "" {
+		return nil, nil
+	}
+	return zmtp.ParseCurve(ci.CurvePublicKey, ci.CurveSecretKey)
 }
 
 // Encode is the connection file's text, as jupyter_client writes it.

@@ -24,23 +24,28 @@ type frontSockets struct {
 // listens: a ROUTER for each request channel, whose messages go to handle,
 // a PUB for iopub, greeting subscriptions with welcome, and for hb an echo (the proxy answers heartbeats
 // itself, so a healthy proxy always looks alive, even while the kernel is
-// paused or restarting).
+// paused or restarting). When the connection file has Curve keys, every
+// one of them is the CURVE server Jupyter expects the kernel to be.
 func listenFrontend(ci kernelspec.ConnectionInfo, handle func(Channel, [][]byte), welcome zmtp.Welcome, log zmtp.Logger) (*frontSockets, error) {
+	keys, err := ci.Curve()
+	if err != nil {
+		return nil, err
+	}
+	curve := zmtp.WithCurve(keys)
 	f := &frontSockets{}
 	ports := channelPorts(ci)
 	for ch := range numChannels {
 		ep := ci.Endpoint(ports[ch])
-		var err error
 		switch ch {
 		case IOPub:
-			if f.iopub, err = zmtp.ListenPub(ep, welcome, log); err == nil {
+			if f.iopub, err = zmtp.ListenPub(ep, welcome, log, curve); err == nil {
 				f.socks[ch] = f.iopub
 			}
 		case HB:
-			f.hb, err = zmtp.ListenEcho(ep, log)
+			f.hb, err = zmtp.ListenEcho(ep, log, curve)
 		default:
 			var router *zmtp.Router
-			if router, err = zmtp.ListenRouter(ep, func(frames [][]byte) { handle(ch, frames) }, log); err == nil {
+			if router, err = zmtp.ListenRouter(ep, func(frames [][]byte) { handle(ch, frames) }, log, curve); err == nil {
 				f.socks[ch] = router
 			}
 		}
