@@ -188,24 +188,29 @@ func TestJupyterAcceptsGuardedSpec(t *testing.T) {
 		if j.ResourceDir != g.Dir || !slices.Equal(j.Spec.Argv, g.Argv) || j.Spec.DisplayName != g.DisplayName {
 			t.Errorf("Jupyter reads %s as %+v from %s", g.Name, j.Spec, j.ResourceDir)
 		}
-		if j.Spec.Protocol != "" || j.Spec.Metadata["supported_encryption"] != nil || j.Spec.Metadata[markerKey] == nil {
+		var encryption []string
+		_ = json.Unmarshal(j.Spec.Metadata["supported_encryption"], &encryption) // anything else differs below
+		if j.Spec.Protocol != "" || !slices.Equal(encryption, []string{"curve"}) || j.Spec.Metadata[markerKey] == nil {
 			t.Errorf("%s metadata %s, protocol %q", g.Name, j.Spec.Metadata, j.Spec.Protocol)
 		}
 	}
 
-	// Jupyter prepares the launch without CurveZMQ even when allowed to use
-	// it, and puts its connection file both where guardctl reads it and
+	// Jupyter gives the guarded kernel CurveZMQ keys when allowed to
+	// (IRkernel's too, though IRkernel itself speaks no CURVE: the proxy
+	// does), and puts its connection file both where guardctl reads it and
 	// where the wrapped kernel expects it.
 	var launch struct {
 		Argv           []string
 		ConnectionFile string `json:"connection_file"`
-		Connection     map[string]any
+		Connection     ConnectionInfo
 	}
-	if err := json.Unmarshal(runPython(t, py, "-c", jupyterLaunchScript, "python3-guarded"), &launch); err != nil {
-		t.Fatal(err)
-	}
-	if _, curve := launch.Connection["curve_publickey"]; curve {
-		t.Error("Jupyter gave the guarded kernel CurveZMQ keys")
+	for _, name := range []string{"ir-guarded", "python3-guarded"} {
+		if err := json.Unmarshal(runPython(t, py, "-c", jupyterLaunchScript, name), &launch); err != nil {
+			t.Fatal(err)
+		}
+		if keys, err := launch.Connection.Curve(); keys == nil || err != nil {
+			t.Errorf("%s: Jupyter gave the guarded kernel no CurveZMQ keys we can use (%v)", name, err)
+		}
 	}
 	sep := slices.Index(launch.Argv, "--")
 	if sep < 0 || launch.Argv[0] != guardctl || launch.Argv[3] != launch.ConnectionFile ||

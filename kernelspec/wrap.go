@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"path/filepath"
-	"slices"
-	"strings"
 )
 
 // GuardedSuffix ends the name of every guarded spec.
@@ -39,9 +37,11 @@ func (s *KernelSpec) Wraps() string {
 // Wrap returns the guarded form of spec: named NAME-guarded, displayed as
 // "<display name> (guarded)", launching guardctl, which starts the original
 // argv as its child. Language, interrupt mode, env and metadata carry over,
-// minus what the proxy cannot honour: CurveZMQ (zmq4 has no CURVE), so
-// "curve" leaves metadata.supported_encryption, and the launch handshake
-// that kernel_protocol_version >= 5.5 may request, so that field goes.
+// but for what the proxy, now the end Jupyter talks to, decides itself:
+// metadata.supported_encryption says ["curve"] whatever the wrapped
+// kernel supports, since the proxy is the CurveZMQ server (its child gets
+// no keys); and the launch handshake that kernel_protocol_version >= 5.5
+// may request is not the proxy's, so that field goes.
 //
 // The guarded spec has no Dir yet; Install gives it one and copies the
 // original's resource files there, so {resource_dir} in the original argv,
@@ -85,9 +85,7 @@ func Wrap(spec *KernelSpec, guardctl string) (*KernelSpec, error) {
 	if guarded.Metadata == nil {
 		guarded.Metadata = map[string]json.RawMessage{}
 	}
-	if err := dropCurve(guarded.Metadata); err != nil {
-		return nil, fmt.Errorf("kernelspec %s (%s): %w", spec.Name, spec.Dir, err)
-	}
+	guarded.Metadata["supported_encryption"] = json.RawMessage(`["curve"]`)
 	mark, err := json.Marshal(marker{Wraps: spec.Name})
 	if err != nil {
 		return nil, err
@@ -116,41 +114,6 @@ func checkLocal(spec *KernelSpec) error {
 	if json.Unmarshal(rawName, &name) != nil || name != localProvisioner {
 		return fmt.Errorf("kernelspec %s uses kernel provisioner %s; guardctl guards only kernels started by %s",
 			spec.Name, rawName, localProvisioner)
-	}
-	return nil
-}
-
-// dropCurve removes "curve" from metadata.supported_encryption, and the key
-// once nothing is left, so Jupyter never asks for CurveZMQ.
-func dropCurve(metadata map[string]json.RawMessage) error {
-	raw, ok := metadata["supported_encryption"]
-	if !ok {
-		return nil
-	}
-	var value any
-	if err := json.Unmarshal(raw, &value); err != nil {
-		return fmt.Errorf("metadata.supported_encryption: %w", err)
-	}
-	isCurve := func(v any) bool {
-		s, ok := v.(string)
-		return ok && strings.EqualFold(strings.TrimSpace(s), "curve")
-	}
-	switch v := value.(type) {
-	case string:
-		if isCurve(v) {
-			delete(metadata, "supported_encryption")
-		}
-	case []any:
-		kept := slices.DeleteFunc(v, isCurve)
-		if len(kept) == 0 {
-			delete(metadata, "supported_encryption")
-			return nil
-		}
-		encoded, err := json.Marshal(kept)
-		if err != nil {
-			return fmt.Errorf("metadata.supported_encryption: %w", err)
-		}
-		metadata["supported_encryption"] = encoded
 	}
 	return nil
 }

@@ -31,13 +31,13 @@ func TestWrap(t *testing.T) {
 	if _, kept := g.other["kernel_protocol_version"]; kept {
 		t.Error("kernel_protocol_version kept; it may ask Jupyter for a handshake the proxy does not do")
 	}
-	if got := string(g.Metadata["supported_encryption"]); got != `["other-scheme"]` {
-		t.Errorf("supported_encryption = %s, want curve removed and the rest kept", got)
+	if got := string(g.Metadata["supported_encryption"]); got != `["curve"]` {
+		t.Errorf("supported_encryption = %s, want only what the proxy speaks", got)
 	}
 	if got := string(g.Metadata["debugger"]); got != "true" {
 		t.Errorf("debugger = %s, want it kept", got)
 	}
-	if spec.Wraps() != "" || string(spec.Metadata["supported_encryption"]) == `["other-scheme"]` {
+	if spec.Wraps() != "" || string(spec.Metadata["supported_encryption"]) != `["curve", "other-scheme"]` {
 		t.Error("Wrap changed the spec it wrapped")
 	}
 }
@@ -62,14 +62,22 @@ func TestWrapKeepsInterruptModeEnvAndUnknownFields(t *testing.T) {
 	}
 }
 
-func TestWrapDropsCurveGivenAsString(t *testing.T) {
-	spec := &KernelSpec{Name: "k", Argv: []string{"k"}, Metadata: map[string]json.RawMessage{"supported_encryption": json.RawMessage(`" CURVE "`)}}
-	g, err := Wrap(spec, guardctl)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, kept := g.Metadata["supported_encryption"]; kept {
-		t.Error("supported_encryption kept though it only named curve")
+// The proxy is the CurveZMQ server Jupyter talks to, so the guarded spec
+// offers CURVE whatever its kernel declares: ipykernel 6 and IRkernel
+// declare nothing, and a string is what some specs give.
+func TestWrapDeclaresCurve(t *testing.T) {
+	for _, declared := range []string{"", `" CURVE "`, `[]`} {
+		spec := &KernelSpec{Name: "k", Argv: []string{"k"}}
+		if declared != "" {
+			spec.Metadata = map[string]json.RawMessage{"supported_encryption": json.RawMessage(declared)}
+		}
+		g, err := Wrap(spec, guardctl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := string(g.Metadata["supported_encryption"]); got != `["curve"]` {
+			t.Errorf("wrapping a spec declaring %q: supported_encryption = %s, want [\"curve\"]", declared, got)
+		}
 	}
 }
 
