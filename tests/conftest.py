@@ -131,7 +131,9 @@ def kernelspecs(jupyter_dirs, guardctl) -> dict[str, Path]:
     plain: list[str] = []
     for env in KERNEL_ENVS:
         argv = [str(env.python), "-m", "ipykernel_launcher", "-f", "{connection_file}"]
-        base = {"argv": argv, "language": "python", "metadata": {"debugger": True}}
+        # As `python -m ipykernel install` writes it: ipykernel 7.3+ offers CurveZMQ.
+        metadata = {"debugger": True, **({"supported_encryption": ["curve"]} if env.major >= 7 else {})}
+        base = {"argv": argv, "language": "python", "metadata": metadata}
         write_spec(plain_dir, env.id, {**base, "display_name": env.id})
         # A wrapped kernel that wants interrupts as messages: the proxy must
         # pass interrupt_request through to it.

@@ -10,6 +10,7 @@ import hmac
 import json
 import os
 import queue
+import struct
 import time
 import uuid
 from contextlib import contextmanager
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pytest
+import zmq
 
 import memcg
 
@@ -364,6 +366,48 @@ def signed_frames(key: bytes, msg_type: str, content: dict | bytes, session: str
     p, md = b"{}", b"{}"
     c = content if isinstance(content, bytes) else json.dumps(content).encode()
     return [b"<IDS|MSG>", sign(key, h, p, md, c), h, p, md, c, *buffers]
+
+
+# ------------------------------------------------------------- encryption
+
+
+def encrypted(km) -> None:
+    """For Kernels.start(configure=...): start the kernel as Jupyter does
+    with KernelManager.transport_encryption = "required" (jupyter_client
+    8.9+): Curve keys in the connection file, every client socket a
+    CurveZMQ client of them."""
+    km.transport_encryption = "required"
+
+
+def endpoint(info: dict, port: str) -> str:
+    """The address of one of a kernel's ports, from its connection info."""
+    if info["transport"] == "ipc":
+        return f"ipc://{info['ip']}-{info[port]}"
+    return f"tcp://{info['ip']}:{info[port]}"
+
+
+def raw_socket(ctx, kind: int, info: dict, port: str, curve: bool):
+    """A pyzmq socket of kind connected to one of a kernel's ports: in
+    clear, or as a CurveZMQ client of the kernel's public key with a key
+    pair of its own, as jupyter_client's heartbeat makes one up."""
+    s = ctx.socket(kind)
+    s.setsockopt(zmq.LINGER, 0)
+    if curve:
+        s.curve_publickey, s.curve_secretkey = zmq.curve_keypair()
+        s.curve_serverkey = info["curve_publickey"].encode()
+    s.connect(endpoint(info, port))
+    return s
+
+
+# A ZMTP 3.0 greeting of the NULL mechanism, in clear.
+ZMTP_GREETING = b"\xff" + b"\x00" * 8 + b"\x7f" + b"\x03\x00" + b"NULL".ljust(20, b"\x00") + b"\x00" + b"\x00" * 31
+
+
+def zmtp_ready(socket_type: bytes) -> bytes:
+    """A NULL-mechanism READY command announcing socket_type."""
+    name = b"Socket-Type"
+    body = b"\x05READY" + bytes([len(name)]) + name + struct.pack(">I", len(socket_type)) + socket_type
+    return b"\x04" + bytes([len(body)]) + body
 
 
 def missing(reason: str):

@@ -21,7 +21,7 @@ from jupyter_client import BlockingKernelClient
 from zmq.utils.monitor import recv_monitor_message
 
 from conftest import KERNEL_ENVS
-from support import EXEC_TIMEOUT, collect, sign, signed_frames, wait_until
+from support import EXEC_TIMEOUT, ZMTP_GREETING, collect, sign, signed_frames, wait_until, zmtp_ready
 
 ENV = KERNEL_ENVS[0]
 CHANNELS = ["shell", "control", "stdin"]
@@ -189,16 +189,6 @@ def test_many_bad_messages_in_a_row(victim, zctx):
 
 
 # ------------------------------------------------------------- raw garbage
-
-ZMTP_GREETING = b"\xff" + b"\x00" * 8 + b"\x7f" + b"\x03\x00" + b"NULL".ljust(20, b"\x00") + b"\x00" + b"\x00" * 31
-
-
-def zmtp_ready(socket_type: bytes) -> bytes:
-    """A NULL-mechanism READY command announcing socket_type."""
-    name = b"Socket-Type"
-    body = b"\x05READY" + bytes([len(name)]) + name + struct.pack(">I", len(socket_type)) + socket_type
-    return b"\x04" + bytes([len(body)]) + body
-
 
 PEER_TYPE = {"shell": b"DEALER", "control": b"DEALER", "stdin": b"DEALER", "iopub": b"SUB", "hb": b"REQ"}
 

@@ -22,4 +22,7 @@ def test_jupyter_lists_plain_and_guarded(kernelspecs):
         assert guarded["language"] == plain["language"]
         assert guarded["argv"][-len(plain["argv"]):] == plain["argv"]
         assert guarded["metadata"]["jupyter_guard"] == {"wraps": env.id}
+        # The proxy is the CurveZMQ server, whatever its kernel offers.
+        assert guarded["metadata"]["supported_encryption"] == ["curve"]
+        assert guarded["metadata"]["debugger"] is True
         assert specs[env.id + "-msg-guarded"]["spec"]["interrupt_mode"] == "message"

@@ -4,7 +4,8 @@ plain kernel and the guarded one the same thing and compares what came back,
 and checks the content is the real thing, not two equal empty answers.
 
 The plain and guarded kernels are shared by this module's tests (one pair
-per kernel environment); each test uses names of its own."""
+per kernel environment, in clear and encrypted); each test uses names of
+its own."""
 
 from __future__ import annotations
 
@@ -18,8 +19,39 @@ import pytest
 import zmq
 from jupyter_client import BlockingKernelClient
 
-from support import (EXEC_TIMEOUT, Run, check_parentage, collect_all, collect_iopub, drain_iopub,
+from support import (EXEC_TIMEOUT, Run, check_parentage, collect_all, collect_iopub, drain_iopub, raw_socket,
                      read_until_stream, request)
+
+
+@pytest.fixture(scope="module", params=["clear", "curve"])
+def encryption(request) -> str:
+    """Every test here runs twice: with the kernels as Jupyter starts them
+    by default, and encrypted as far as each can be (the plain kernel under
+    transport_encryption="auto", which ipykernel 7 honours and ipykernel 6,
+    speaking no CURVE, is left in clear by; the guarded one under
+    "required": the proxy is the CurveZMQ server of every client socket)."""
+    return request.param
+
+
+def start(module_kernels, spec: str, policy: str | None):
+    def configure(km):
+        km.transport_encryption = policy
+
+    return module_kernels.start(spec, configure=configure if policy else None)
+
+
+@pytest.fixture(scope="module")
+def plain(module_kernels, kenv, encryption):
+    k = start(module_kernels, kenv.id, "auto" if encryption == "curve" else None)
+    assert ("curve_publickey" in k.km.get_connection_info()) == (encryption == "curve" and kenv.major >= 7)
+    return k
+
+
+@pytest.fixture(scope="module")
+def guarded(module_kernels, kenv, encryption):
+    k = start(module_kernels, kenv.guarded, "required" if encryption == "curve" else None)
+    assert ("curve_publickey" in k.km.get_connection_info()) == (encryption == "curve")
+    return k
 
 
 def both(plain, guarded, code: str, **kwargs) -> tuple[Run, Run]:
@@ -445,16 +477,15 @@ def test_stop_on_error_aborts_the_queued_cells(plain, guarded):
 
 def test_heartbeat_echoes_bytes(guarded):
     """hb echoes whatever it is sent, byte for byte, to each client (the
-    proxy answers it itself)."""
+    proxy answers it itself), encrypted with any client key: each of
+    jupyter_client's heartbeats makes up a key pair of its own."""
     assert guarded.kc.hb_channel.is_beating()
     ctx = zmq.Context()
     try:
         socks = []
+        info = guarded.km.get_connection_info()
         for payload in (b"ping", b"\x00\xff binary \x00", b"x" * 100_000):
-            s = ctx.socket(zmq.REQ)
-            s.setsockopt(zmq.LINGER, 0)
-            info = guarded.km.get_connection_info()
-            s.connect(f"tcp://{info['ip']}:{info['hb_port']}")
+            s = raw_socket(ctx, zmq.REQ, info, "hb_port", curve="curve_publickey" in info)
             s.send(payload)
             socks.append((s, payload))
         for s, payload in socks:
