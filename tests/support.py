@@ -399,6 +399,18 @@ def raw_socket(ctx, kind: int, info: dict, port: str, curve: bool):
     return s
 
 
+def read_all(s) -> bytes:
+    """What a socket's peer sends until it hangs up (a reset too: it may
+    close with bytes of ours unread)."""
+    out = b""
+    try:
+        while chunk := s.recv(65536):
+            out += chunk
+    except ConnectionResetError:
+        pass
+    return out
+
+
 # A ZMTP 3.0 greeting of the NULL mechanism, in clear.
 ZMTP_GREETING = b"\xff" + b"\x00" * 8 + b"\x7f" + b"\x03\x00" + b"NULL".ljust(20, b"\x00") + b"\x00" + b"\x00" * 31
 

@@ -19,8 +19,8 @@ import pytest
 import zmq
 from jupyter_client.connect import write_connection_file
 
-from support import (ZMTP_GREETING, collect, encrypted, endpoint, raw_socket, read_until_stream, request,
-                     signed_frames, wait_until, zmtp_ready)
+from support import (ZMTP_GREETING, collect, encrypted, endpoint, raw_socket, read_all, read_until_stream,
+                     request, signed_frames, wait_until, zmtp_ready)
 
 # Each port Jupyter connects to, and the socket a client has there.
 PORTS = {"shell_port": zmq.DEALER, "control_port": zmq.DEALER, "stdin_port": zmq.DEALER,
@@ -51,18 +51,6 @@ def raw_connect(info: dict, port: str) -> socket.socket:
         s = socket.create_connection((info["ip"], info[port]))
     s.settimeout(10)
     return s
-
-
-def read_all(s: socket.socket) -> bytes:
-    """What the peer sends until it hangs up (a reset too: it may close
-    with bytes of ours unread)."""
-    out = b""
-    try:
-        while chunk := s.recv(4096):
-            out += chunk
-    except ConnectionResetError:
-        pass
-    return out
 
 
 @pytest.mark.parametrize("configure", [encrypted, ipc_encrypted], ids=["tcp", "ipc"])

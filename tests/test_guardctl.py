@@ -34,7 +34,7 @@ from jupyter_core.paths import jupyter_runtime_dir
 
 from conftest import KERNEL_ENVS, REPO, Kernel
 from support import (EXEC_TIMEOUT, START_TIMEOUT, Proc, as_jupyter_starts_it, check_grow_demo, collect, collect_all,
-                     missing, read_until_stream, tree, wait_until)
+                     missing, read_all, read_until_stream, tree, wait_until)
 
 MiB = 1 << 20
 GiB = 1 << 30
@@ -586,13 +586,7 @@ def raw_request(path: Path, data: bytes, timeout: float = 15) -> bytes:
             s.shutdown(socket.SHUT_WR)
         except (BrokenPipeError, ConnectionResetError):
             pass  # the server answered and closed before all was sent
-        out = b""
-        try:
-            while chunk := s.recv(65536):
-                out += chunk
-        except ConnectionResetError:
-            pass
-        return out
+        return read_all(s)
 
 
 GARBAGE = {
