@@ -107,7 +107,12 @@ def test_interrupt_input_and_shutdown(kernels, kenv):
     SIGINT), and a shutdown_request the proxy answers and ends on."""
     k = kernels.start(kenv.guarded + "-msgfront", configure=encrypted)
     assert "curve_publickey" in k.km.get_connection_info()
-    assert k.kc.hb_channel.is_beating()  # jupyter_client's heartbeat, a key pair of its own
+    # jupyter_client's heartbeat makes up a key pair of its own. It counts
+    # as beating until a ping goes unanswered for time_to_dead: give it
+    # three pings.
+    hb = k.kc.hb_channel
+    time.sleep(3 * hb.time_to_dead)
+    assert hb.is_beating()
 
     r = k.ok("name = input('who? ')\nprint('hello', name)", allow_stdin=True,
              stdin_hook=lambda m: k.kc.input("Ada"))
