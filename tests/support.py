@@ -371,12 +371,16 @@ def signed_frames(key: bytes, msg_type: str, content: dict | bytes, session: str
 # ------------------------------------------------------------- encryption
 
 
-def encrypted(km) -> None:
+def transport_encryption(policy: str):
     """For Kernels.start(configure=...): start the kernel as Jupyter does
-    with KernelManager.transport_encryption = "required" (jupyter_client
-    8.9+): Curve keys in the connection file, every client socket a
+    with KernelManager.transport_encryption = policy (jupyter_client 8.9+).
+    Under "required", and under "auto" for a kernelspec that offers CURVE,
+    the connection file has Curve keys and every client socket is a
     CurveZMQ client of them."""
-    km.transport_encryption = "required"
+    def configure(km):
+        km.transport_encryption = policy
+
+    return configure
 
 
 def endpoint(info: dict, port: str) -> str:

@@ -20,7 +20,7 @@ import zmq
 from jupyter_client import BlockingKernelClient
 
 from support import (EXEC_TIMEOUT, Run, check_parentage, collect_all, collect_iopub, drain_iopub, raw_socket,
-                     read_until_stream, request)
+                     read_until_stream, request, transport_encryption)
 
 
 @pytest.fixture(scope="module", params=["clear", "curve"])
@@ -34,10 +34,7 @@ def encryption(request) -> str:
 
 
 def start(module_kernels, spec: str, policy: str | None):
-    def configure(km):
-        km.transport_encryption = policy
-
-    return module_kernels.start(spec, configure=configure if policy else None)
+    return module_kernels.start(spec, configure=transport_encryption(policy) if policy else None)
 
 
 @pytest.fixture(scope="module")
