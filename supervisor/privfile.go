@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"log"
 	"os"
+	"path/filepath"
 )
 
 // writeIfChanged writes data to path in the proxy's private directory
@@ -36,5 +37,19 @@ func checkRuntimeDir(dir string, logger *log.Logger) {
 		logger.Printf("the runtime dir %s has mode %04o: others can replace the files in it; give it mode 0700 (JUPYTER_RUNTIME_DIR)", dir, st.Perm())
 	case st.Perm()&0o077 != 0:
 		logger.Printf("the runtime dir %s has mode %04o: others can read what is in it; give it mode 0700 (JUPYTER_RUNTIME_DIR)", dir, st.Perm())
+	}
+}
+
+// noteStrayFiles says, one line each, that files at the names older
+// versions of jupyter-guard gave the kernel's files in the runtime dir are
+// left alone: a proxy killed before it could remove them left them, or
+// someone planted them there for this kernel (a .tmp file to receive the
+// key, a directory to put code on the kernel's PYTHONPATH).
+func noteStrayFiles(runtimeDir, kernelID string, logger *log.Logger) {
+	for _, name := range []string{"guard-child-" + kernelID + ".json", "guard-child-" + kernelID + ".json.tmp", "guard-py-" + kernelID} {
+		path := filepath.Join(runtimeDir, name)
+		if _, err := os.Lstat(path); err == nil {
+			logger.Printf("left alone: %s, where older versions kept the kernel's files; they are in the proxy's private directory now (remove it if an older proxy is gone)", path)
+		}
 	}
 }

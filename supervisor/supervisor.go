@@ -127,6 +127,7 @@ func Run(cfg Config) error {
 		sockDir = ""
 	}
 	checkRuntimeDir(cfg.RuntimeDir, cfg.Log)
+	noteStrayFiles(cfg.RuntimeDir, control.KernelID(cfg.ConnFile), cfg.Log)
 
 	ctl, err := control.Listen(controlPath(s), s, cfg.Log)
 	if err != nil {

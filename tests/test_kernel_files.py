@@ -7,6 +7,7 @@ What proxies killed with SIGKILL leave there is swept by guardctl status."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -15,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from support import wait_until
+from support import as_jupyter_starts_it, children_of, missing, wait_until
 
 
 @pytest.fixture
@@ -60,6 +61,9 @@ def test_planted_files_get_nothing(kernels, kenv, shared_runtime, tmp_path):
     assert len(lines) == 1 and "is a symlink: not followed, nothing written" in lines[0], out
     said = [line for line in out.splitlines() if f"the runtime dir {shared_runtime} has mode 0777" in line]
     assert len(said) == 1, out
+    for planted in (tmp_conn, shared_runtime / f"guard-py-{kid}"):
+        said = [line for line in out.splitlines() if f"left alone: {planted}," in line]
+        assert len(said) == 1, out
     # Nothing in the shared dir holds the key but Jupyter's own connection file.
     holding = [p.name for p in shared_runtime.iterdir()
                if p.is_file() and not p.is_symlink() and key in p.read_text(errors="replace")]
@@ -101,3 +105,58 @@ def test_killed_proxies_leave_no_key_after_guardctl_status(kernels, kenv, guardc
     left = [p for key in keys for p in files_holding(key, *private, runtime)
             if p.parent != runtime or not p.name.startswith("kernel-")]
     assert left == [], left
+
+
+@pytest.fixture
+def small_runtime(tmp_path, monkeypatch):
+    """A runtime dir on a tmpfs of its own, 512 KiB, to be filled."""
+    d = tmp_path / "small-runtime"
+    d.mkdir()
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=512k,mode=0700", "tmpfs", str(d)], capture_output=True, text=True)
+    if r.returncode != 0:
+        missing(f"a tmpfs of its own for a full runtime dir (root): {r.stderr.strip()}")
+    monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(d))
+    yield d
+    subprocess.run(["umount", "-l", str(d)], capture_output=True)
+
+
+def fill(d: Path, leave: int) -> None:
+    """Fills d's filesystem, then gives back leave bytes (whole pages)."""
+    fd = os.open(d / "filler", os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        while os.write(fd, b"\0" * 4096):
+            pass
+    except OSError:  # ENOSPC: full
+        pass
+    finally:
+        os.close(fd)
+    size = (d / "filler").stat().st_size
+    os.truncate(d / "filler", max(0, size - leave))
+
+
+def test_deaths_with_a_full_runtime_dir(kernels, kenv, small_runtime):
+    """A runtime dir that fills up while the kernel runs: every death is
+    followed by a working restart (the child's files are in the proxy's
+    private directory, written once), and of 20 death records on a disk
+    with room for a few, every one that was written whole parses: one cut
+    short by the full disk does not swallow the next."""
+    with as_jupyter_starts_it(JUPYTER_GUARD_MAX_RESTARTS=100):
+        k = kernels.start(kenv.guarded)
+    fill(small_runtime, 8192)  # room for a few records, then one cut short
+    for death in range(20):
+        old = k.pid()
+        os.kill(old.pid, signal.SIGKILL)
+        # Between cells: the next cell goes to the next kernel.
+        wait_until(lambda: [p for p in children_of(k.proc.pid) if p != old.pid], 60, "the proxy to start the next kernel")
+        r = k.run(f"print('back', {death})", timeout=60)
+        assert r.status == "ok" and r.stdout == f"back {death}\n", (death, r.iopub, k.output()[-3000:])
+    lines = (small_runtime / "jupyter-guard-deaths.jsonl").read_bytes().split(b"\n")
+    parsed, cut = [], []
+    for line in filter(None, lines):
+        try:
+            parsed.append(json.loads(line))
+        except ValueError:
+            cut.append(line)
+    assert parsed and len(cut) <= 1, (len(parsed), cut)
+    assert all(r["kernel_id"] == k.kernel_id for r in parsed)
+    assert "record the death" in k.output(), "the disk never ran full: the test proves nothing"
