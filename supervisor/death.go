@@ -132,9 +132,12 @@ func (s *Supervisor) afterDeath(pending []proxy.Request, busy [][]byte, run *pro
 			s.fail(r, last, 0, false)
 		}
 	}
-	if !gaveUp {
-		s.publish(nil, "status", map[string]string{"execution_state": "starting"})
+	// As jupyter_server says when its restarter gives up: no kernel comes.
+	state := "starting"
+	if gaveUp {
+		state = "dead"
 	}
+	s.publish(nil, "status", map[string]string{"execution_state": state})
 	return false
 }
 

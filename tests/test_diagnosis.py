@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import re
 import shutil
 import signal
@@ -395,6 +396,19 @@ def test_oom_kill_in_a_memory_cgroup(oom_kernel, jupyter_dirs):
 MAX_RESTARTS = 2
 
 
+def parentless(kc, seconds: float) -> list[dict]:
+    """The iopub messages with no parent that come within seconds."""
+    out, deadline = [], time.monotonic() + seconds
+    while (left := deadline - time.monotonic()) > 0:
+        try:
+            m = kc.get_iopub_msg(timeout=left)
+        except queue.Empty:
+            break
+        if not m["parent_header"]:
+            out.append(m)
+    return out
+
+
 def test_death_loop_stops_the_restarts(kernels, kenv):
     """JUPYTER_GUARD_MAX_RESTARTS=2: the kernel is restarted twice; the next
     death stops the restarts, says so, and every request after it gets an
@@ -418,6 +432,10 @@ def test_death_loop_stops_the_restarts(kernels, kenv):
         pytest.fail(f"{MAX_RESTARTS + 1} deaths and the restarts did not stop")
     assert "is restarting" not in text, text
     assert re.search(r"stopped restarting the kernel after \d+ deaths", text), text
+    # The frontend is told the kernel is dead, as jupyter_server tells it
+    # when its own restarts stop: a status with no parent, after the cell.
+    states = [m["content"]["execution_state"] for m in parentless(k.kc, 5) if m["msg_type"] == "status"]
+    assert states[-1:] == ["dead"], states
 
     # No kernel comes: a cell gets the error at once (the timeout only
     # stops a hang), and so does any other request.
