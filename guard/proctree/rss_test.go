@@ -1,8 +1,12 @@
 package proctree
 
 import (
+	"fmt"
+	"os"
+	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 const hogMiB = 64
@@ -49,6 +53,17 @@ func TestRSSMatchesTheKernel(t *testing.T) {
 func TestRSSFollowsTheTree(t *testing.T) {
 	sh := start(t, "sh", "-c", "echo ready; exec sleep 30")
 	sh.line(t)
+	// The shell execs sleep after its line: compare sizes once it has, not
+	// the shell's with sleep's.
+	for tries := 0; ; tries++ {
+		if exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", sh.pid())); strings.HasSuffix(exe, "/sleep") {
+			break
+		}
+		if tries == 5000 {
+			t.Fatal("the shell never exec'd sleep")
+		}
+		time.Sleep(time.Millisecond)
+	}
 	gone := exitedPID(t)
 
 	r := NewRSSReader()
