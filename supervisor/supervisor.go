@@ -330,7 +330,8 @@ func (s *Supervisor) finishShutdown(proc *child.Process, sd shutdownRequest) {
 	if proc != nil {
 		proc.Stop(time.Second)
 	}
-	// zmq4 has no linger: give the last replies time to leave.
+	// Each frontend's writer may still hold the last replies (the shutdown_reply):
+	// give them time to leave before the sockets close.
 	time.Sleep(100 * time.Millisecond)
 }
 
