@@ -49,7 +49,14 @@ func StartKeeper(argv []string) (*Keeper, error) {
 		return nil, err
 	}
 	defer r.Close()
-	if err := startWithPipe(append(argv, marker), r); err != nil {
+	cmd, err := startWithPipe(append(argv, marker), r)
+	if err == nil {
+		// The first stage ends as soon as it has started the second: reaped
+		// now, before the kernel starts, it is never seen as a second
+		// child of the proxy.
+		err = cmd.Wait()
+	}
+	if err != nil {
 		w.Close()
 		return nil, fmt.Errorf("start the keeper that ends the kernel's processes with the proxy: %w", err)
 	}
@@ -62,19 +69,16 @@ func StartKeeper(argv []string) (*Keeper, error) {
 // session of its own, so that a signal to the proxy's process group or a
 // hangup of its terminal does not end it before it has swept.
 func Detach(argv []string, proxy *os.File) error {
-	return startWithPipe(argv, proxy)
+	_, err := startWithPipe(argv, proxy) // it outlives this first stage, which ends now
+	return err
 }
 
-func startWithPipe(argv []string, pipe *os.File) error {
+func startWithPipe(argv []string, pipe *os.File) (*exec.Cmd, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.ExtraFiles = []*os.File{pipe}
 	cmd.Stderr = os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	go cmd.Wait() // the first stage ends at once; the second outlives its starter
-	return nil
+	return cmd, cmd.Start()
 }
 
 // Close lets the keeper sweep now: the proxy is ending.
