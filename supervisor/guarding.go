@@ -56,31 +56,40 @@ func (s *Supervisor) interrupt(proc *child.Process, byGuard bool) {
 		}
 		return
 	}
-	if err := proc.Signal(syscall.SIGINT); err != nil {
-		s.cfg.Log.Printf("interrupt kernel pid %d: %v", proc.Pid, err)
+	if !s.guard.Paused() || !s.interruptJobs(proc) {
+		if err := proc.Signal(syscall.SIGINT); err != nil {
+			s.cfg.Log.Printf("interrupt kernel pid %d: %v", proc.Pid, err)
+		}
 	}
-	s.interruptJobs(proc)
 	s.guard.Thaw()
 }
 
 // interruptJobs sends SIGINT to the jobs in the foreground of terminals in
-// the kernel's tree, as ^C typed there would. bash_kernel runs a cell as a
-// job of an interactive bash on a pty and, on SIGINT, types ^C into it; but
-// when the tree was paused, bash is still taking in that its job was
-// stopped and continued when the ^C arrives, and in 4 of 6 tries the job
-// ran on and the cell never ended. Signalled directly, while still stopped,
-// the job ends as it wakes (6 of 6).
-func (s *Supervisor) interruptJobs(proc *child.Process) {
+// the kernel's tree, as ^C typed there would, and reports whether there
+// were any. bash_kernel runs a cell as a job of an interactive bash on a
+// pty and, on SIGINT, types ^C into it; but when the tree was paused, bash
+// is still taking in that its job was stopped and continued when the ^C
+// arrives, and in 4 of 6 tries the job ran on and the cell never ended.
+// Signalled directly, while still stopped, the job ends as it wakes (6 of
+// 6). The kernel is then not signalled as well: its ^C, typed after the
+// job is gone, reached bash at its prompt and spilled into the next cell.
+// If the job was not what grew, the cell grows on and the guard stops it
+// again.
+func (s *Supervisor) interruptJobs(proc *child.Process) bool {
 	tree, err := proctree.Descendants(proc.Pid)
 	if err != nil {
 		s.cfg.Log.Printf("interrupt the terminal jobs of kernel pid %d: %v", proc.Pid, err)
-		return
+		return false
 	}
+	sent := false
 	for _, g := range proctree.ForegroundGroups(tree, proc.Pid) {
-		if err := syscall.Kill(-g, syscall.SIGINT); err != nil && !errors.Is(err, syscall.ESRCH) {
+		err := syscall.Kill(-g, syscall.SIGINT)
+		if err != nil && !errors.Is(err, syscall.ESRCH) {
 			s.cfg.Log.Printf("interrupt the job in process group %d of kernel pid %d: %v", g, proc.Pid, err)
 		}
+		sent = sent || err == nil
 	}
+	return sent
 }
 
 // byMessage says whether an interrupt must reach the kernel as an
