@@ -53,7 +53,7 @@ func childConnection(front kernelspec.ConnectionInfo, path, sockDir string) (ker
 	if sockDir != "" {
 		// Checked again at every start: the directory is the child's only
 		// protection, and a restart comes long after the first check.
-		if err := openSockDir(sockDir); err != nil {
+		if err := openPrivDir(sockDir); err != nil {
 			return ci, err
 		}
 		ci.Transport, ci.IP = "ipc", filepath.Join(sockDir, sockPrefix)

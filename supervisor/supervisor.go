@@ -109,9 +109,9 @@ func Run(cfg Config) error {
 	// second proxy on the same connection file fails there, before it could
 	// take (and at its end remove) the first one's directory.
 	var lock *os.File
-	privDir, err := sockDirPath(cfg.RuntimeDir, cfg.Conn.Key, cfg.ConnFile)
+	privDir, err := privDirPath(cfg.RuntimeDir, cfg.Conn.Key, cfg.ConnFile)
 	if err == nil {
-		lock, err = lockSockDir(privDir)
+		lock, err = lockPrivDir(privDir)
 	}
 	if err != nil {
 		return err
@@ -120,7 +120,7 @@ func Run(cfg Config) error {
 		os.RemoveAll(privDir)
 		lock.Close()
 	}()
-	sweepSockDirs(filepath.Dir(privDir), privDir)
+	sweepPrivDirs(filepath.Dir(privDir), privDir)
 	sockDir := privDir
 	if why := tcpOnly(cfg.Argv); why != "" {
 		cfg.Log.Printf("the kernel listens on loopback tcp ports, not on unix sockets: %s", why)

@@ -32,19 +32,19 @@ func sockPath(dir string, port int) string {
 	return fmt.Sprintf("%s-%d", filepath.Join(dir, sockPrefix), port)
 }
 
-// sockDirName names the proxy's private directory for its child's sockets:
+// privDirName names the proxy's private directory for its child's sockets:
 // the same for the same connection file and key, so that a proxy Jupyter
 // restarts (it keeps the connection file) takes back the directory of the
 // one before, yet not to be guessed by whoever sees the connection file's
 // path (it is in the proxy's argv), so nobody can plant it in a shared
-// /tmp ahead of time. Short, for the socket paths (see sockDirPath).
-func sockDirName(key, connFile string) string {
+// /tmp ahead of time. Short, for the socket paths (see privDirPath).
+func privDirName(key, connFile string) string {
 	mac := hmac.New(sha256.New, []byte(key))
 	mac.Write([]byte(connFile))
 	return "jg-" + hex.EncodeToString(mac.Sum(nil))[:10]
 }
 
-// sockDirPath is where that directory goes: os.TempDir() first, as the
+// privDirPath is where that directory goes: os.TempDir() first, as the
 // shortest path at hand. sun_path allows 107 bytes, but xeus-python 0.19
 // reads each bound endpoint back (ZMQ_LAST_ENDPOINT) into 32 bytes and
 // fails to start ("RuntimeError: Invalid argument") when "ipc://", the path
@@ -53,8 +53,8 @@ func sockDirName(key, connFile string) string {
 // Then $XDG_RUNTIME_DIR and Jupyter's runtime dir, where the paths must
 // fit in sun_path. A parent that others may write without the sticky bit is
 // passed over: there they could swap the directory under the child.
-func sockDirPath(runtimeDir, key, connFile string) (string, error) {
-	name := sockDirName(key, connFile)
+func privDirPath(runtimeDir, key, connFile string) (string, error) {
+	name := privDirName(key, connFile)
 	var tried []string
 	for _, base := range privBases(runtimeDir) {
 		tried = append(tried, base)
@@ -68,7 +68,7 @@ func sockDirPath(runtimeDir, key, connFile string) (string, error) {
 	return "", fmt.Errorf("no place for the kernel's unix sockets: each of %q is too long for a socket path (%d bytes at most) or writable by others", tried, sunPathMax)
 }
 
-// privBases are where sockDirPath may put the private directories, in its
+// privBases are where privDirPath may put the private directories, in its
 // order of preference.
 func privBases(runtimeDir string) []string {
 	var bases []string
@@ -86,7 +86,7 @@ func privBases(runtimeDir string) []string {
 // even when no other kernel starts.
 func SweepLeftovers(runtimeDir string) {
 	for _, base := range privBases(runtimeDir) {
-		sweepSockDirs(base, "")
+		sweepPrivDirs(base, "")
 	}
 }
 
@@ -100,11 +100,11 @@ func closedToOthers(dir string) bool {
 	return fi.Mode().Perm()&0o022 == 0 || fi.Mode()&fs.ModeSticky != 0
 }
 
-// openSockDir makes dir with mode 0700, or takes it back when an earlier
+// openPrivDir makes dir with mode 0700, or takes it back when an earlier
 // proxy of this kernel left it. One that is a symlink, someone else's or
 // open to others is refused, never followed: whoever planted it could
 // listen where the proxy dials its child, or read what the child binds.
-func openSockDir(dir string) error {
+func openPrivDir(dir string) error {
 	if err := os.Mkdir(dir, 0o700); err == nil {
 		// The umask may have taken bits off; the check below wants exactly 0700.
 		if err := os.Chmod(dir, 0o700); err != nil {
@@ -113,12 +113,12 @@ func openSockDir(dir string) error {
 	} else if !errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("the kernel's socket directory: %w", err)
 	}
-	return checkSockDir(dir)
+	return checkPrivDir(dir)
 }
 
-// checkSockDir refuses dir unless it is a directory of this user's with
+// checkPrivDir refuses dir unless it is a directory of this user's with
 // mode 0700.
-func checkSockDir(dir string) error {
+func checkPrivDir(dir string) error {
 	fi, err := os.Lstat(dir)
 	if err != nil {
 		return fmt.Errorf("the kernel's socket directory: %w", err)
@@ -140,13 +140,13 @@ func checkSockDir(dir string) error {
 	return nil
 }
 
-// lockSockDir opens dir (openSockDir) and holds a lock on it until the
+// lockPrivDir opens dir (openPrivDir) and holds a lock on it until the
 // returned file is closed, for as long as the proxy lives: Linux drops the
 // lock of a proxy killed with SIGKILL, which is how the next proxy's
-// sweep (sweepSockDirs) tells a directory left behind from one in use.
-func lockSockDir(dir string) (*os.File, error) {
+// sweep (sweepPrivDirs) tells a directory left behind from one in use.
+func lockPrivDir(dir string) (*os.File, error) {
 	for tries := 0; ; tries++ {
-		if err := openSockDir(dir); err != nil {
+		if err := openPrivDir(dir); err != nil {
 			return nil, err
 		}
 		f, err := os.OpenFile(dir, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW, 0)
@@ -180,21 +180,21 @@ func isOpenAt(f *os.File, path string) bool {
 	return err == nil && os.SameFile(open, now)
 }
 
-// sockDirPattern is what sockDirName makes.
-var sockDirPattern = regexp.MustCompile(`^jg-[0-9a-f]{10}$`)
+// privDirPattern is what privDirName makes.
+var privDirPattern = regexp.MustCompile(`^jg-[0-9a-f]{10}$`)
 
-// sweepSockDirs removes, from base, the socket directories of proxies that
+// sweepPrivDirs removes, from base, the socket directories of proxies that
 // were killed with SIGKILL (jupyter_client's shutdown_kernel(now=True)
-// does): this user's, 0700, named as sockDirName names them, and locked
+// does): this user's, 0700, named as privDirName names them, and locked
 // by no one. keep, the caller's own, is left alone.
-func sweepSockDirs(base, keep string) {
+func sweepPrivDirs(base, keep string) {
 	entries, err := os.ReadDir(base)
 	if err != nil {
 		return
 	}
 	for _, e := range entries {
 		path := filepath.Join(base, e.Name())
-		if path == keep || !sockDirPattern.MatchString(e.Name()) || checkSockDir(path) != nil {
+		if path == keep || !privDirPattern.MatchString(e.Name()) || checkPrivDir(path) != nil {
 			continue
 		}
 		f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW, 0)

@@ -12,11 +12,11 @@ import (
 )
 
 func TestSockDirName(t *testing.T) {
-	a := sockDirName("key", "/run/kernel-1.json")
-	if a != sockDirName("key", "/run/kernel-1.json") {
+	a := privDirName("key", "/run/kernel-1.json")
+	if a != privDirName("key", "/run/kernel-1.json") {
 		t.Error("the same connection file and key must give the same directory, for Jupyter's restarts")
 	}
-	for _, other := range []string{sockDirName("key", "/run/kernel-2.json"), sockDirName("other key", "/run/kernel-1.json")} {
+	for _, other := range []string{privDirName("key", "/run/kernel-2.json"), privDirName("other key", "/run/kernel-1.json")} {
 		if other == a {
 			t.Errorf("%s for two kernels", a)
 		}
@@ -25,7 +25,7 @@ func TestSockDirName(t *testing.T) {
 
 func TestSockDirPathIsShortWhereTheTempDirIs(t *testing.T) {
 	t.Setenv("TMPDIR", "/tmp")
-	dir, err := sockDirPath("/nonexistent/runtime", "key", "/c.json")
+	dir, err := privDirPath("/nonexistent/runtime", "key", "/c.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,11 +49,11 @@ func TestSockDirPathPassesOverTooLongAndOpenParents(t *testing.T) {
 	}
 	t.Setenv("TMPDIR", long)
 	t.Setenv("XDG_RUNTIME_DIR", open)
-	dir, err := sockDirPath(private, "key", "/c.json")
+	dir, err := privDirPath(private, "key", "/c.json")
 	if err != nil || filepath.Dir(dir) != private {
 		t.Errorf("got %q, %v; want a directory in %s", dir, err, private)
 	}
-	if _, err := sockDirPath(long, "key", "/c.json"); err == nil {
+	if _, err := privDirPath(long, "key", "/c.json"); err == nil {
 		t.Error("no place fits: want an error")
 	}
 }
@@ -62,7 +62,7 @@ func TestOpenSockDir(t *testing.T) {
 	base := t.TempDir()
 	old := syscall.Umask(0o277) // takes the owner's write bit: the directory must be 0700 anyway
 	dir := filepath.Join(base, "jg-new")
-	err := openSockDir(dir)
+	err := openPrivDir(dir)
 	syscall.Umask(old)
 	if err != nil {
 		t.Fatal(err)
@@ -70,7 +70,7 @@ func TestOpenSockDir(t *testing.T) {
 	if fi, err := os.Lstat(dir); err != nil || fi.Mode().Perm() != 0o700 {
 		t.Fatalf("made %v, %v; want mode 0700", fi.Mode(), err)
 	}
-	if err := openSockDir(dir); err != nil {
+	if err := openPrivDir(dir); err != nil {
 		t.Errorf("taking back our own directory: %v", err)
 	}
 
@@ -93,7 +93,7 @@ func TestOpenSockDir(t *testing.T) {
 		if err := plant(p); err != nil {
 			t.Fatal(err)
 		}
-		err := openSockDir(p)
+		err := openPrivDir(p)
 		if err == nil || !strings.Contains(err.Error(), "refusing the kernel's socket directory "+p+": it "+why) {
 			t.Errorf("%s: got %v", why, err)
 		}
@@ -105,7 +105,7 @@ func TestOpenSockDir(t *testing.T) {
 
 func TestChildConnectionOnUnixSockets(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "jg-test")
-	if err := openSockDir(dir); err != nil {
+	if err := openPrivDir(dir); err != nil {
 		t.Fatal(err)
 	}
 	// A socket the last child left, still open in a process it left behind.
@@ -148,23 +148,23 @@ func TestSweepSockDirs(t *testing.T) {
 	other := mkdir("jg-other", 0o700)
 	keep := mkdir("jg-0000000003", 0o700) // the caller's own
 	live := filepath.Join(base, "jg-0000000004")
-	lock, err := lockSockDir(live) // a running proxy's
+	lock, err := lockPrivDir(live) // a running proxy's
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer lock.Close()
 
-	sweepSockDirs(base, keep)
+	sweepPrivDirs(base, keep)
 	for p, want := range map[string]bool{left: false, notOurs: true, other: true, keep: true, live: true} {
 		if _, err := os.Lstat(p); (err == nil) != want {
 			t.Errorf("%s: exists %v, want %v", filepath.Base(p), err == nil, want)
 		}
 	}
-	if _, err := lockSockDir(live); err == nil {
+	if _, err := lockPrivDir(live); err == nil {
 		t.Error("a second proxy locked a directory in use")
 	}
 	lock.Close()
-	sweepSockDirs(base, keep)
+	sweepPrivDirs(base, keep)
 	if _, err := os.Lstat(live); err == nil {
 		t.Error("a directory whose proxy is gone was kept")
 	}
