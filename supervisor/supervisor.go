@@ -233,6 +233,16 @@ func (s *Supervisor) serve(proc *child.Process, ci kernelspec.ConnectionInfo, w 
 			}
 		case <-proc.Exited():
 			cancel()
+			if sd == nil {
+				// The shutdown_request the child exited for is queued before
+				// it is forwarded, but select picks among ready cases at
+				// random: CI once recorded such a shutdown as a death.
+				select {
+				case req := <-s.shutdown:
+					sd = &req
+				default:
+				}
+			}
 			switch {
 			case sd != nil:
 				s.finishShutdown(proc, *sd)

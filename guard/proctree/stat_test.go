@@ -2,8 +2,10 @@ package proctree
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -58,25 +60,48 @@ func TestForegroundGroupsFindsAJobOnATerminal(t *testing.T) {
 	c := start(t, "script", "-qfec", "bash --norc -i -c 'sleep 30; true'", "/dev/null")
 	var tree []int
 	var job Stat
+	pid := 0
 	// bash forks the job in its own group and only then moves it to a group of
-	// its own and the foreground: wait for both, not for the fork.
-	for tries := 0; len(tree) != 3 || job.PGrp != tree[2] || job.TPGID != job.PGrp; tries++ {
+	// its own and the foreground: wait for both, not for the fork. The job is
+	// found by name: CI once saw a fourth process under script.
+	for tries := 0; pid == 0 || job.PGrp != pid || job.TPGID != pid; tries++ {
 		if tries == 5000 {
-			t.Fatalf("no job in a terminal's foreground under script: tree %v, last %+v", tree, job)
+			t.Fatalf("no job in a terminal's foreground under script: %s", describe(tree))
 		}
 		time.Sleep(time.Millisecond)
 		var err error
 		if tree, err = Descendants(c.pid()); err != nil {
 			t.Fatal(err)
 		}
-		if len(tree) == 3 { // script, bash, sleep
-			job, _ = ReadStat(tree[2])
+		if pid = named(tree, "sleep"); pid != 0 {
+			job, _ = ReadStat(pid)
 		}
 	}
-	if g := ForegroundGroups(tree, c.pid()); !slices.Equal(g, []int{tree[2]}) {
-		t.Errorf("ForegroundGroups(%v) = %v, want the job's group [%d]", tree, g, tree[2])
+	if g := ForegroundGroups(tree, c.pid()); !slices.Equal(g, []int{pid}) {
+		t.Errorf("ForegroundGroups = %v, want the job's group [%d]; %s", g, pid, describe(tree))
 	}
-	if g := ForegroundGroups(tree, tree[2]); g != nil {
+	if g := ForegroundGroups(tree, pid); g != nil {
 		t.Errorf("ForegroundGroups skipping the job's group = %v, want none", g)
 	}
+}
+
+// named is the first of pids whose command name is name, or 0.
+func named(pids []int, name string) int {
+	for _, pid := range pids {
+		if comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid)); err == nil && strings.TrimSpace(string(comm)) == name {
+			return pid
+		}
+	}
+	return 0
+}
+
+// describe gives each process's name and stat, for a failure message.
+func describe(pids []int) string {
+	var b strings.Builder
+	for _, pid := range pids {
+		comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+		s, err := ReadStat(pid)
+		fmt.Fprintf(&b, "\n  %d %s %+v %v", pid, strings.TrimSpace(string(comm)), s, err)
+	}
+	return b.String()
 }
