@@ -1,5 +1,5 @@
-"""Running a command in the cgroup v2 guest: ../shared/cgroup-v2/run-in-v2.sh
-boots a user-mode-linux kernel from this machine's own filesystem and runs
+"""Running a command in the cgroup v2 guest: the team's run-in-v2.sh, which
+CGROUP_V2_HARNESS names (make test finds it in ../shared/cgroup-v2), boots a user-mode-linux kernel from this machine's own filesystem and runs
 the command in a real v2 group with the memory.max and memory.high given.
 The guest has one CPU, no PSI, and fills memory at only 30-130 MiB/s: keep
 limits at 256-512 MiB and the cases few."""
@@ -16,17 +16,17 @@ import pytest
 from conftest import REPO
 from support import missing
 
-# The team's harness lives beside the repository; CGROUP_V2_HARNESS names
-# another copy.
-HARNESS = Path(os.environ.get("CGROUP_V2_HARNESS", REPO.parent / "shared" / "cgroup-v2" / "run-in-v2.sh"))
+HARNESS = os.environ.get("CGROUP_V2_HARNESS", "")
 UML = Path("/usr/bin/linux.uml")  # Debian's user-mode-linux, which .ci/run installs
 
 
 def need_guest() -> None:
     if not UML.exists():
         missing(f"user-mode-linux ({UML}) for the cgroup v2 guest")
-    if not HARNESS.exists():
-        pytest.skip(f"no cgroup v2 harness at {HARNESS}: set CGROUP_V2_HARNESS to run-in-v2.sh")
+    if not HARNESS:
+        pytest.skip("no cgroup v2 harness: set CGROUP_V2_HARNESS to run-in-v2.sh (make test finds it in ../shared/cgroup-v2)")
+    if not os.access(HARNESS, os.X_OK):
+        missing(f"the cgroup v2 harness CGROUP_V2_HARNESS={HARNESS}")
 
 
 def run_in_v2(options: list[str], cmd: list[str], *, workdir: Path, shown: list[Path], timeout: float) -> subprocess.CompletedProcess:
@@ -46,7 +46,7 @@ def run_in_v2(options: list[str], cmd: list[str], *, workdir: Path, shown: list[
     if cover:
         env["GOCOVERDIR"] = str(workdir / "gocover")
         (workdir / "gocover").mkdir(exist_ok=True)
-    r = subprocess.run([str(HARNESS), "-q", "-C", str(workdir), *mounts, *options, "--", *cmd],
+    r = subprocess.run([HARNESS, "-q", "-C", str(workdir), *mounts, *options, "--", *cmd],
                        capture_output=True, text=True, timeout=timeout, env=env)
     if cover:
         for f in (workdir / "gocover").iterdir():

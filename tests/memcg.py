@@ -110,7 +110,7 @@ class MemoryCgroup:
 
 class MemoryCgroupV2(MemoryCgroup):
     """A cgroup v2 group read as the driver reads a MemoryCgroup: the group
-    the cgroup-v2 guest (../shared/cgroup-v2/run-in-v2.sh) runs a command
+    the cgroup-v2 guest (tests/guest.py) runs a command
     in, made and removed by the harness. The guest's kernel (6.1) cannot
     reset memory.peak: peak is the group's since it was made."""
 

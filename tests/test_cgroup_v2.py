@@ -1,5 +1,5 @@
 """Issue 12 on a real cgroup v2 memory controller: in the user-mode-linux
-guest of ../shared/cgroup-v2/run-in-v2.sh (tests/guest.py), a notebook whose
+guest of the team's run-in-v2.sh (tests/guest.py), a notebook whose
 cell grows past the limit runs under `guardctl run` with no --limit, in each
 layout machines really have (tests/v2_layout.py sets them up). The guard must
 find the v2 limit itself, name it and where it is set in its start-up line,
