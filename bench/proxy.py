@@ -2,12 +2,15 @@
 
 Runs the plain kernelspec and its guarded wrapper at the same time and
 interleaves the measurements in small batches, so machine noise hits both
-alike. Prints median and p99 round trips of execute('pass'), the time of a
-cell printing 50 MB, the proxy's CPU while the kernel is idle and its RSS.
+alike. Prints median and p99 round trips of execute('pass'), the proxy's CPU
+per execute, the time of a cell printing 50 MB, the proxy's CPU while the
+kernel is idle and its RSS. --guarded may be given more than once (two
+builds of guardctl in kernelspecs of their own): each is compared with the
+plain kernel in the same interleaved run.
 With --soak it also runs 10,000 executes and 100 child restarts through one
 proxy and reports its goroutines, open fds and RSS before and after.
 
-    python bench/proxy.py --plain python3 --guarded python3-guarded [--soak]
+    python bench/proxy.py --plain python3 --guarded python3-guarded [--guarded other] [--soak]
 """
 
 import argparse
@@ -116,7 +119,7 @@ def report_soak(km, kc):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--plain", default="python3")
-    ap.add_argument("--guarded", default="python3-guarded")
+    ap.add_argument("--guarded", action="append", help="a guarded kernelspec (repeatable; default python3-guarded)")
     ap.add_argument("--rounds", type=int, default=20)
     ap.add_argument("--batch", type=int, default=50)
     ap.add_argument("--big", type=int, default=5, help="50 MB outputs per kernel")
@@ -124,38 +127,47 @@ def main():
     ap.add_argument("--soak-only", action="store_true", help="skip the comparison")
     args = ap.parse_args()
 
-    kernels = {"plain": start_new_kernel(kernel_name=args.plain),
-               "guarded": start_new_kernel(kernel_name=args.guarded)}
+    guarded = args.guarded or ["python3-guarded"]
+    kernels = {"plain": start_new_kernel(kernel_name=args.plain)}
+    for name in guarded:
+        kernels[name] = start_new_kernel(kernel_name=name)
     try:
         if args.soak_only:
-            km, kc = kernels["guarded"]
+            km, kc = kernels[guarded[0]]
             report_soak(km, kc)
             return
         for _, kc in kernels.values():
             for _ in range(50):
-                run(kc, "pass")  # warm up both
+                run(kc, "pass")  # warm up each
+        proxies = {n: kernels[n][0].provisioner.process.pid for n in guarded}
+        cpu0 = {n: proc_stat(pid)["cpu_s"] for n, pid in proxies.items()}
         lat = latency(kernels, args.rounds, args.batch)
+        cpu = {n: (proc_stat(pid)["cpu_s"] - cpu0[n]) / len(lat[n]) for n, pid in proxies.items()}
         big = big_output(kernels, args.big)
-        proxy_pid = kernels["guarded"][0].provisioner.process.pid
-        idle0 = proc_stat(proxy_pid)
+        idle0 = {n: proc_stat(pid) for n, pid in proxies.items()}
         time.sleep(10)
-        idle1 = proc_stat(proxy_pid)
+        idle1 = {n: proc_stat(pid) for n, pid in proxies.items()}
 
         med = {n: statistics.median(v) * 1e3 for n, v in lat.items()}
         p99 = {n: pct(v, 0.99) * 1e3 for n, v in lat.items()}
         bigm = {n: statistics.median(v) for n, v in big.items()}
+        width = max(map(len, kernels))
         print(f"execute('pass') round trip, {len(lat['plain'])} each, interleaved:")
         for n in lat:
-            print(f"  {n:8s} median {med[n]:.3f} ms   p99 {p99[n]:.3f} ms")
-        print(f"  ratio    median {med['guarded'] / med['plain']:.3f}      p99 {p99['guarded'] / p99['plain']:.3f}")
+            print(f"  {n:{width}s} median {med[n]:.3f} ms   p99 {p99[n]:.3f} ms")
+        for n in guarded:
+            print(f"  ratio {n}: median {med[n] / med['plain']:.3f}   p99 {p99[n] / p99['plain']:.3f}   "
+                  f"proxy CPU per execute {cpu[n] * 1e6:.0f} us")
         print(f"cell printing 50 MB, median of {args.big}:")
         for n in big:
-            print(f"  {n:8s} {bigm[n]:.3f} s")
-        print(f"  ratio    {bigm['guarded'] / bigm['plain']:.3f}")
-        print(f"proxy while the kernel is idle for 10 s: {idle1['cpu_s'] - idle0['cpu_s']:.3f} s CPU")
-        print(f"proxy RSS now {idle1['rss_mib']:.1f} MiB, peak {idle1['hwm_mib']:.1f} MiB")
+            print(f"  {n:{width}s} {bigm[n]:.3f} s")
+        for n in guarded:
+            print(f"  ratio {n}: {bigm[n] / bigm['plain']:.3f}")
+        for n in guarded:
+            print(f"{n}: proxy CPU while the kernel is idle for 10 s: {idle1[n]['cpu_s'] - idle0[n]['cpu_s']:.3f} s; "
+                  f"RSS now {idle1[n]['rss_mib']:.1f} MiB, peak {idle1[n]['hwm_mib']:.1f} MiB")
         if args.soak:
-            report_soak(*kernels["guarded"])
+            report_soak(*kernels[guarded[0]])
     finally:
         for km, kc in kernels.values():
             kc.stop_channels()
