@@ -43,15 +43,20 @@ PRINTING = ("import time\nblocks = []\nwhile True:\n    blocks.append(b'x' * (32
             "    print('.' * 100_000, flush=True)\n    time.sleep(0.02)\n")
 
 
-# STEADY in a cell whose SIGINT handler swallows the first interrupt, as C
-# code or a library that ignores it would: the guard must stop it again.
+# STEADY's loop in 16 MiB blocks, in a cell whose SIGINT handler swallows
+# the first interrupt, as C code or a library that ignores it would: the
+# guard must stop it again. Half STEADY's blocks, so that after the first
+# stop there is room for a block to finish, one more to be stopped in, and
+# that one to finish: 32 MiB blocks under 1.5 GiB leave 72 MiB after a
+# stop at the pause line, and the guard rightly makes no second stop where
+# the interrupt's block would end past the limit.
 SWALLOWED = ("import signal\nswallowed = []\n"
              "def once(sig, frame):\n"
              "    if not swallowed:\n"
              "        swallowed.append(sig)\n"
              "        return\n"
              "    raise KeyboardInterrupt\n"
-             "signal.signal(signal.SIGINT, once)\n" + STEADY)
+             "signal.signal(signal.SIGINT, once)\n" + STEADY.replace("32 << 20", "16 << 20").replace("0.02", "0.01"))
 
 
 def fast(mib: int) -> str:

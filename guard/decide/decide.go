@@ -156,8 +156,13 @@ func triggers(b Budget, in Input) []trigger {
 		// line does (fillLine); never before Until and half a rung, what a
 		// measurement may be off by: Slack would leave no room for that
 		// fill between a 95% line and the limit.
+		// No stop where a fill cannot finish: the interrupt it is for would
+		// only let the OOM killer in, and near the limit a cell whose
+		// interrupt is on its way can grow that much by other means (the
+		// guest's 512 MiB group was stopped again 3 MiB below its limit,
+		// and the second interrupt cost the cell its traceback).
 		room := b.Limit - min(b.Limit, in.Fill+RungStep(b))
-		if at := max(in.Done.Until+RungStep(b)/2, min(line, room)); at < b.Limit {
+		if at := max(in.Done.Until+RungStep(b)/2, min(line, room)); at+in.Fill < b.Limit {
 			ts = append(ts, trigger{act: action(b.Action), line: at, at: at})
 		}
 	} else if ok {
