@@ -1,11 +1,11 @@
 package cgroup
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
+
+	"github.com/jupyter-guard/jupyter-guard/guard/proctree"
 )
 
 // Host says where the proc and cgroup filesystems are. Every absolute path
@@ -26,24 +26,16 @@ func (h Host) path(abs string) string {
 // MemTotal is the host's physical memory (MemTotal in /proc/meminfo): the
 // limit that applies when no cgroup sets a smaller one.
 func (h Host) MemTotal() (uint64, error) {
-	file := h.path("/proc/meminfo")
+	file := h.path(proctree.Meminfo)
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return 0, err
 	}
-	for line := range bytes.Lines(data) {
-		rest, ok := bytes.CutPrefix(line, []byte("MemTotal:"))
-		if !ok {
-			continue
-		}
-		kb, unit, _ := bytes.Cut(bytes.TrimSpace(rest), []byte(" "))
-		n, err := strconv.ParseUint(string(kb), 10, 64)
-		if err != nil || string(unit) != "kB" {
-			return 0, fmt.Errorf("%s: MemTotal %q is not a number of kB", file, bytes.TrimSpace(rest))
-		}
-		return n * 1024, nil
+	m, err := proctree.ParseMeminfo(data)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", file, err)
 	}
-	return 0, fmt.Errorf("%s: no MemTotal line", file)
+	return m.Total, nil
 }
 
 // Container names the sign that the guard runs in a container, or is

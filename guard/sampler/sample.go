@@ -79,7 +79,7 @@ type files struct {
 }
 
 func newFiles() *files {
-	return &files{meminfo: procfile.New(meminfo), loadavg: procfile.New(proctree.Loadavg), rss: proctree.NewRSSReader()}
+	return &files{meminfo: procfile.New(proctree.Meminfo), loadavg: procfile.New(proctree.Loadavg), rss: proctree.NewRSSReader()}
 }
 
 // usageOf is the usage reader of t's cgroup; it closes the previous
