@@ -17,6 +17,10 @@ type Stat struct {
 	// terminal, or -1 when it has none.
 	TPGID int
 	Start uint64 // start time in clock ticks since boot: a pid with another start time is another process
+	// CPU is the time the process has run, in user and kernel mode, in
+	// clock ticks (UserHZ a second); its threads' included, its
+	// children's not.
+	CPU uint64
 }
 
 // ReadStat reads /proc/PID/stat; the error wraps ErrGone when the process
@@ -32,8 +36,8 @@ func ReadStat(pid int) (Stat, error) {
 	return ParseStat(data)
 }
 
-// ParseStat reads fields 3 (state), 4 (ppid), 5 (pgrp), 8 (tpgid) and 22
-// (starttime) of a /proc/PID/stat line. Field 2, the command name, is in
+// ParseStat reads fields 3 (state), 4 (ppid), 5 (pgrp), 8 (tpgid), 14 and
+// 15 (utime, stime) and 22 (starttime) of a /proc/PID/stat line. Field 2, the command name, is in
 // parentheses and may itself hold spaces and ')', so fields are counted
 // from the last ')'.
 func ParseStat(data []byte) (Stat, error) {
@@ -56,9 +60,16 @@ func ParseStat(data []byte) (Stat, error) {
 			return Stat{}, fmt.Errorf("%s %q: %w", n.name, f[n.i], err)
 		}
 	}
-	if s.Start, err = strconv.ParseUint(string(f[19]), 10, 64); err != nil {
-		return Stat{}, fmt.Errorf("start time %q: %w", f[19], err)
+	var ticks [3]uint64
+	for i, n := range []struct {
+		i    int
+		name string
+	}{{11, "user time"}, {12, "system time"}, {19, "start time"}} {
+		if ticks[i], err = strconv.ParseUint(string(f[n.i]), 10, 64); err != nil {
+			return Stat{}, fmt.Errorf("%s %q: %w", n.name, f[n.i], err)
+		}
 	}
+	s.CPU, s.Start = ticks[0]+ticks[1], ticks[2]
 	return s, nil
 }
 

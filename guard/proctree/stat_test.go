@@ -24,6 +24,8 @@ func TestParseStat(t *testing.T) {
 		{"1234 (Web Content) R 7 1 1 34816 1 " + tail, Stat{State: 'R', PPID: 7, PGrp: 1, TPGID: 1, Start: 1204388}},
 		{"1234 (a) b) c) T 99 5 5 34817 5 " + tail, Stat{State: 'T', PPID: 99, PGrp: 5, TPGID: 5, Start: 1204388}},
 		{"2 (kthreadd) S 0 0 0 0 -1 " + tail, Stat{State: 'S', TPGID: -1, Start: 1204388}},
+		// utime 250 and stime 31 ticks, then tail from field 16 on.
+		{"7 (busy) R 1 7 7 0 -1 4194560 119 0 0 0 250 31 " + tail[strings.Index(tail, " 0 0 20 ")+1:], Stat{State: 'R', PPID: 1, PGrp: 7, TPGID: -1, CPU: 281, Start: 1204388}},
 	}
 	for _, tt := range tests {
 		got, err := ParseStat([]byte(tt.stat))
@@ -34,7 +36,7 @@ func TestParseStat(t *testing.T) {
 }
 
 func TestParseStatRejects(t *testing.T) {
-	for _, stat := range []string{"", "1234 sh S 42 " + tail, "1234 (sh) S", "1234 (sh) S x 1 1 0 -1 " + tail, "1234 (sh) S 1 1 1 0 -1 4194560"} {
+	for _, stat := range []string{"", "1234 sh S 42 " + tail, "1234 (sh) S", "1234 (sh) S x 1 1 0 -1 " + tail, "1234 (sh) S 1 1 1 0 -1 4194560", "1 (sh) S 1 1 1 0 -1 4194560 119 0 0 0 -5 31 " + tail[strings.Index(tail, " 0 0 20 ")+1:]} {
 		if s, err := ParseStat([]byte(stat)); err == nil {
 			t.Errorf("ParseStat(%q) = %+v, want an error", stat, s)
 		}
