@@ -73,6 +73,7 @@ type Guard struct {
 	// records: Cells waits on it for a finished cell's end measurement.
 	measured chan struct{}
 	kernel   int       // the attached kernel's pid, 0 if none
+	pids     []int     // the kernel's tree at the latest measurement
 	gpuNow   gpu.Usage // the latest GPU measurement
 	// gpuWarned is the msg_id of the last cell warned about its GPU memory.
 	gpuWarned string
@@ -214,6 +215,28 @@ func (g *Guard) Memory() (m ledger.Memory, at time.Time, ok bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.ledger.Last()
+}
+
+// Fresh is the kernel's latest measurement and the processes it was taken
+// on, as Memory, but when it is older than maxAge it first asks the sampler
+// for a new one and waits for it at most wait: between cells the sampler
+// sleeps, and the kernel may have grown or shrunk since.
+func (g *Guard) Fresh(maxAge, wait time.Duration) (m ledger.Memory, pids []int, ok bool) {
+	if _, at, ok := g.Memory(); !ok || time.Since(at) > maxAge {
+		g.smp.Sync(wait)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	m, _, ok = g.ledger.Last()
+	return m, g.pids, ok
+}
+
+// Actions counts the guard's actions on the kernel's cells since the proxy
+// started, by kind (decide.Act's names, decide.Thawed and decide.Resumed).
+func (g *Guard) Actions() map[string]int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.ledger.Acts()
 }
 
 // GPU is the kernel's latest GPU measurement, for guardctl status between
@@ -585,6 +608,7 @@ func (g *Guard) plan(s sampler.Sample) (plan, bool) {
 		mem.Cgroup = s.Cgroup.WorkingSet
 	}
 	var ended []post
+	g.pids = s.Pids
 	for _, c := range g.ledger.Observe(mem, s.Time) {
 		if text, ok := g.lateWarning(c); ok {
 			ended = append(ended, post{c.Header(), text})

@@ -2,9 +2,11 @@ package guard_test
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jupyter-guard/jupyter-guard/guard"
 	"github.com/jupyter-guard/jupyter-guard/guard/cgroup/cgrouptest"
@@ -102,7 +104,34 @@ func TestWarnPauseInterrupt(t *testing.T) {
 			if f.Interrupts.Load() != 0 {
 				t.Error("the guard interrupted by itself with action=pause")
 			}
+			if acts, want := f.G.Actions(), map[string]int{"warn": 1, "pause": 1, "thaw": 1}; !maps.Equal(acts, want) {
+				t.Errorf("Actions = %v, want %v", acts, want)
+			}
 		})
+	}
+}
+
+// Between cells the sampler sleeps: Fresh measures anew what grew since,
+// and reuses a measurement young enough.
+func TestFreshMeasuresBetweenCells(t *testing.T) {
+	f := growtest.Guarded(t, budget, nil, nil)
+	f.Cell(t, "first", "ping")
+	f.Finish(t, "first", "pong")
+	before, _, _ := f.G.Memory()
+	f.P.Send(t, "grow 64 0 64") // outside any cell: no sample is taken
+	f.P.Expect(t, "done")
+	if now, _, _ := f.G.Memory(); now.Tree != before.Tree {
+		t.Fatalf("the guard measured outside a cell: %d MiB, then %d MiB", before.Tree/mib, now.Tree/mib)
+	}
+	if m, _, ok := f.G.Fresh(time.Hour, time.Second); !ok || m.Tree != before.Tree {
+		t.Errorf("Fresh with an hour's age allowed = %d MiB (%v), want the last measurement, %d MiB", m.Tree/mib, ok, before.Tree/mib)
+	}
+	m, pids, ok := f.G.Fresh(0, 5*time.Second)
+	if !ok || m.Tree < before.Tree+60*mib {
+		t.Errorf("Fresh = %d MiB (%v), want at least %d MiB", m.Tree/mib, ok, before.Tree/mib+60)
+	}
+	if len(pids) == 0 || pids[0] != f.P.Pid {
+		t.Errorf("Fresh's processes are %v, want the kernel %d first", pids, f.P.Pid)
 	}
 }
 

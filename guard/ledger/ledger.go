@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"cmp"
+	"maps"
 	"slices"
 	"time"
 )
@@ -17,6 +18,9 @@ type Ledger struct {
 	last   Memory
 	lastAt time.Time
 	seen   bool
+	// acts counts the actions of every cell ever recorded, by kind: the
+	// cells themselves are dropped past capacity.
+	acts map[string]int
 }
 
 // Capacity is how many cells a ledger keeps by default: enough for a long
@@ -29,7 +33,7 @@ func New(counted Figure, capacity int) *Ledger {
 	if capacity <= 0 {
 		capacity = Capacity
 	}
-	return &Ledger{counted: counted, capacity: capacity, byID: map[string]*Cell{}}
+	return &Ledger{counted: counted, capacity: capacity, byID: map[string]*Cell{}, acts: map[string]int{}}
 }
 
 // SetCounted changes the figure growth is counted on, for cells measured
@@ -118,8 +122,12 @@ func (l *Ledger) Observe(m Memory, at time.Time) (ended []*Cell) {
 func (l *Ledger) Act(id string, a Action) {
 	if c, ok := l.byID[id]; ok {
 		c.Actions = append(c.Actions, a)
+		l.acts[a.Kind]++
 	}
 }
+
+// Acts is how many actions of each kind Act recorded since New.
+func (l *Ledger) Acts() map[string]int { return maps.Clone(l.acts) }
 
 // Lose ends every cell that has not finished: its kernel is gone, and so is
 // its latest measurement.

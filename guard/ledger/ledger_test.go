@@ -3,6 +3,7 @@ package ledger
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -197,6 +198,26 @@ func TestActions(t *testing.T) {
 	l.Act("a", Action{Kind: "resume"})
 	if len(c.Actions) != 3 {
 		t.Error("snapshot shares its actions with the ledger")
+	}
+	acts := l.Acts()
+	if want := map[string]int{"warn": 1, "pause": 2, "resume": 1}; !maps.Equal(acts, want) {
+		t.Errorf("Acts = %v, want %v", acts, want)
+	}
+	acts["warn"] = 9
+	if l.Acts()["warn"] != 1 {
+		t.Error("Acts shares its counts with the ledger")
+	}
+}
+
+// The counts outlive the cells a small ledger drops.
+func TestActsCountDroppedCells(t *testing.T) {
+	l := New(Tree, 1)
+	for _, id := range []string{"a", "b", "c"} {
+		l.Start(id, 1, at(0))
+		l.Act(id, Action{Kind: "warn"})
+	}
+	if n := len(l.Cells()); n != 1 || l.Acts()["warn"] != 3 {
+		t.Errorf("%d cells kept, %d warnings counted; want 1 and 3", n, l.Acts()["warn"])
 	}
 }
 
