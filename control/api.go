@@ -13,7 +13,7 @@ type State struct {
 	Notebook   string    `json:"notebook,omitempty"`
 	ProxyPID   int       `json:"proxy_pid"`
 	KernelPID  int       `json:"kernel_pid,omitempty"`
-	State      string    `json:"state"` // starting, idle, busy, paused, restarting, dead
+	State      string    `json:"state"` // one of States
 	Started    time.Time `json:"started"`
 	Memory     Memory    `json:"memory"`
 	GPU        []GPU     `json:"gpu,omitempty"`
@@ -22,10 +22,21 @@ type State struct {
 	// device's own figures and 0 as the kernel's.
 	GPUUnknown string `json:"gpu_unknown,omitempty"`
 	Deaths     int    `json:"deaths"`
-	LastCell   *Cell  `json:"last_cell,omitempty"`
+	// DeathCauses counts Deaths by cause (diagnosis.Cause: segfault,
+	// oom-kill-cgroup, ...).
+	DeathCauses map[string]int `json:"death_causes,omitempty"`
+	// Actions counts what the guard did in the kernel's cells, by kind:
+	// warn, alert (the warning at the action line under action=warn),
+	// pause, interrupt, thaw (for an interrupt or restart of a paused
+	// kernel), resume.
+	Actions  map[string]int `json:"actions,omitempty"`
+	LastCell *Cell          `json:"last_cell,omitempty"`
 	// Proxy is the proxy process's own footprint, for leak hunting.
 	Proxy *ProxyRuntime `json:"proxy,omitempty"`
 }
+
+// States are the values of State.State.
+var States = []string{"starting", "idle", "busy", "paused", "restarting", "dead"}
 
 // ProxyRuntime is the proxy process's own use of resources.
 type ProxyRuntime struct {

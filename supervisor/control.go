@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"errors"
+	"maps"
 	"os"
 	"runtime"
 	"time"
@@ -13,20 +14,37 @@ import (
 var errNoKernel = errors.New("no kernel is running (it is restarting, or stopped after repeated deaths)")
 
 // State reports the kernel for guardctl status.
-func (s *Supervisor) State() control.State { return s.withMemory(s.coreState()) }
+func (s *Supervisor) State() control.State {
+	st := s.withMemory(s.coreState())
+	st.State = s.kernelState()
+	return st
+}
+
+// kernelState names what the kernel is doing, "paused" while the guard
+// holds it stopped. It takes the guard's lock, so the caller must not hold
+// s.mu.
+func (s *Supervisor) kernelState() string {
+	paused := s.guard.Paused()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if paused {
+		return "paused"
+	}
+	return s.state()
+}
 
 func (s *Supervisor) coreState() control.State {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := control.State{
-		KernelID:   control.KernelID(s.cfg.ConnFile),
-		Kernelspec: s.cfg.Conn.KernelName,
-		Notebook:   os.Getenv("JPY_SESSION_NAME"),
-		ProxyPID:   os.Getpid(),
-		Started:    s.started,
-		Deaths:     s.deathCount,
-		State:      s.state(),
-		Proxy:      &control.ProxyRuntime{Goroutines: runtime.NumGoroutine(), FDs: openFDs()},
+		KernelID:    control.KernelID(s.cfg.ConnFile),
+		Kernelspec:  s.cfg.Conn.KernelName,
+		Notebook:    os.Getenv("JPY_SESSION_NAME"),
+		ProxyPID:    os.Getpid(),
+		Started:     s.started,
+		Deaths:      s.deathCount,
+		DeathCauses: maps.Clone(s.deathCauses),
+		Proxy:       &control.ProxyRuntime{Goroutines: runtime.NumGoroutine(), FDs: openFDs()},
 	}
 	if s.proc != nil {
 		st.KernelPID = s.proc.Pid
@@ -39,9 +57,7 @@ func (s *Supervisor) coreState() control.State {
 func (s *Supervisor) withMemory(st control.State) control.State {
 	st.Memory, st.LastCell = s.memoryState()
 	st.GPU, st.GPUUnknown = s.gpuState()
-	if s.guard.Paused() {
-		st.State = "paused"
-	}
+	st.Actions = s.guard.Actions()
 	return st
 }
 

@@ -49,7 +49,7 @@ func (s *Supervisor) died(proc *child.Process, w *witness) (stop bool) {
 	ev.Interrupt = s.interruptBefore(proc.Pid)
 	d := s.diagnose(ev)
 	s.cfg.Log.Printf("kernel pid %d died: %s", proc.Pid, d.Evalue)
-	s.logDeath(d)
+	s.recordDeath(d)
 	rep := &report{Ename: diagnosis.Ename, Evalue: d.Evalue, Traceback: d.Traceback}
 	count := 0
 	if ev.Cell != nil {
@@ -66,7 +66,7 @@ func (s *Supervisor) failedStart(err error) (stop bool) {
 	if !s.countDeath() {
 		next = fmt.Sprintf("jupyter-guard stopped trying after %d attempts: fix the kernelspec, then restart the kernel.", len(s.deaths))
 	}
-	s.logDeath(diagnosis.Diagnosis{Cause: diagnosis.CauseStart, Evalue: err.Error(),
+	s.recordDeath(diagnosis.Diagnosis{Cause: diagnosis.CauseStart, Evalue: err.Error(),
 		Evidence: diagnosis.Evidence{KernelID: control.KernelID(s.cfg.ConnFile)}})
 	rep := &report{Ename: diagnosis.Ename, Evalue: err.Error(),
 		Traceback: []string{"jupyter-guard: the kernel could not be started", err.Error(), "", next}}

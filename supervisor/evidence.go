@@ -133,7 +133,12 @@ func (s *Supervisor) deathLog() diagnosis.DeathLog {
 	return diagnosis.NewDeathLog(s.cfg.RuntimeDir + "/jupyter-guard-deaths.jsonl")
 }
 
-func (s *Supervisor) logDeath(d diagnosis.Diagnosis) {
+// recordDeath counts every death by its cause (for guardctl metrics) and
+// appends it to the death log.
+func (s *Supervisor) recordDeath(d diagnosis.Diagnosis) {
+	s.mu.Lock()
+	s.deathCauses[string(d.Cause)]++
+	s.mu.Unlock()
 	if err := s.deathLog().Append(d.Record(time.Now())); err != nil {
 		s.cfg.Log.Printf("record the death: %v", err)
 	}

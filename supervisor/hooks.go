@@ -39,6 +39,11 @@ func (s *Supervisor) FromFrontend(ch proxy.Channel, m *wire.Message, h wire.Head
 		}
 		s.reply(req, map[string]any{"status": "ok"})
 		return false
+	case ch == proxy.Control && h.MsgType == "usage_request":
+		// Answered for every kernel, dead or paused ones too, and never
+		// passed on: ipykernel would answer a second time.
+		go s.answerUsage(req)
+		return false
 	}
 	if rep := s.gaveUpReport(); rep != nil && ch != proxy.Stdin {
 		if info := s.proxy.KernelInfo(); h.MsgType == "kernel_info_request" && info != nil {

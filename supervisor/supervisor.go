@@ -14,6 +14,7 @@ import (
 	"github.com/jupyter-guard/jupyter-guard/child"
 	"github.com/jupyter-guard/jupyter-guard/control"
 	"github.com/jupyter-guard/jupyter-guard/guard"
+	"github.com/jupyter-guard/jupyter-guard/guard/proctree"
 	"github.com/jupyter-guard/jupyter-guard/kernelspec"
 	"github.com/jupyter-guard/jupyter-guard/proxy"
 )
@@ -27,7 +28,8 @@ type Supervisor struct {
 	shutdown chan shutdownRequest // from the control channel
 	actions  chan action          // from guardctl, through the control socket
 	signals  chan os.Signal
-	notes    gpuNotes // notes under cells that ran out of GPU memory
+	notes    gpuNotes           // notes under cells that ran out of GPU memory
+	cpu      *proctree.CPUMeter // the kernel's CPU use between usage_requests
 
 	mu         sync.Mutex
 	started    time.Time
@@ -36,6 +38,8 @@ type Supervisor struct {
 	busy       bool           // the child's last status was busy
 	deaths     []time.Time    // recent deaths, for the death-loop rule
 	deathCount int
+	// deathCauses counts the deaths by diagnosis.Cause, for guardctl metrics.
+	deathCauses map[string]int
 	// unready counts the children in a row that ended before they answered
 	// (see startBackoff).
 	unready   int
@@ -74,12 +78,14 @@ const actionRestart action = iota
 // Run serves until the kernel is shut down or the proxy is told to stop.
 func Run(cfg Config) error {
 	s := &Supervisor{
-		cfg:      cfg,
-		shutdown: make(chan shutdownRequest, 1),
-		actions:  make(chan action, 1),
-		signals:  make(chan os.Signal, 4),
-		started:  time.Now(),
-		cells:    map[string]*cellInfo{},
+		cfg:         cfg,
+		shutdown:    make(chan shutdownRequest, 1),
+		actions:     make(chan action, 1),
+		signals:     make(chan os.Signal, 4),
+		started:     time.Now(),
+		cells:       map[string]*cellInfo{},
+		cpu:         proctree.NewCPUMeter(),
+		deathCauses: map[string]int{},
 	}
 	// Go exits on SIGINT unless told otherwise; for a kernel SIGINT means
 	// "interrupt the cell".

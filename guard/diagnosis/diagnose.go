@@ -24,6 +24,10 @@ const (
 	CauseStart       Cause = "start-failed" // the kernel's program could not be run (missing, not executable)
 )
 
+// Causes are all the causes, in the order above.
+var Causes = []Cause{CauseOOMCgroup, CauseOOMHost, CauseOutsideKill, CauseCUDA, CauseSegfault, CausePythonFatal,
+	CauseAbort, CauseInterrupt, CauseSignal, CauseExit, CauseStart}
+
 // Ename is the exception name the proxy reports in the cell.
 const Ename = "KernelDied"
 
