@@ -81,6 +81,7 @@ func (s *Supervisor) answerUsage(req proxy.Request) {
 			if cpu, err := s.cpu.Tree(pids); err != nil {
 				s.cfg.Log.Printf("usage_request: %v", err)
 			} else {
+				cpu = tenths(cpu)
 				rep.KernelCPU = &cpu
 			}
 		}
@@ -90,7 +91,8 @@ func (s *Supervisor) answerUsage(req proxy.Request) {
 	} else {
 		rep.CPUCount = load.CPUs
 		if load.Known {
-			rep.HostCPUPercent = &load.Percent
+			percent := tenths(load.Percent)
+			rep.HostCPUPercent = &percent
 		}
 	}
 	if vm, err := hostVirtualMemory(); err != nil {
@@ -114,7 +116,10 @@ func hostVirtualMemory() (virtualMemory, error) {
 	vm := virtualMemory{Total: m.Total, Available: m.Available, Used: m.Used(), Free: m.Free, Active: m.Active,
 		Inactive: m.Inactive, Buffers: m.Buffers, Cached: m.Cached + m.SReclaimable, Shared: m.Shmem, Slab: m.Slab}
 	if m.Total > 0 {
-		vm.Percent = math.Round(float64(vm.Used)/float64(m.Total)*1000) / 10 // psutil rounds to one decimal
+		vm.Percent = tenths(float64(vm.Used) / float64(m.Total) * 100)
 	}
 	return vm, nil
 }
+
+// tenths rounds a percentage to one decimal, as psutil gives them.
+func tenths(percent float64) float64 { return math.Round(percent*10) / 10 }
