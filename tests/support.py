@@ -339,6 +339,25 @@ def tree(pid: int) -> list[int]:
     return out
 
 
+def vm_rss(pid: int) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    except FileNotFoundError:
+        pass
+    return 0
+
+
+def tree_rss(pid: int) -> int:
+    """What /proc says the kernel's process tree holds: the sum of VmRSS."""
+    return sum(vm_rss(p) for p in tree(pid))
+
+
+def near(value: float, expected: float, share: float = 0.10) -> bool:
+    return abs(value - expected) <= share * expected
+
+
 # ------------------------------------------------------------ raw messages
 
 

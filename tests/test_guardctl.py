@@ -34,7 +34,7 @@ from jupyter_core.paths import jupyter_runtime_dir
 
 from conftest import KERNEL_ENVS, REPO, Kernel
 from support import (EXEC_TIMEOUT, START_TIMEOUT, Proc, as_jupyter_starts_it, check_grow_demo, collect, collect_all,
-                     missing, read_all, read_until_stream, tree, wait_until)
+                     missing, near, read_all, read_until_stream, tree, tree_rss, wait_until)
 
 MiB = 1 << 20
 GiB = 1 << 30
@@ -115,25 +115,6 @@ def size(text: str) -> float:
 
 
 # ----------------------------------------------------------------- /proc
-
-
-def vm_rss(pid: int) -> int:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-    except FileNotFoundError:
-        pass
-    return 0
-
-
-def tree_rss(pid: int) -> int:
-    """What /proc says the kernel's process tree holds: the sum of VmRSS."""
-    return sum(vm_rss(p) for p in tree(pid))
-
-
-def near(value: float, expected: float, share: float = 0.10) -> bool:
-    return abs(value - expected) <= share * expected
 
 
 def proc_state(pid: int) -> str:
