@@ -98,12 +98,12 @@ func Run(cfg Config) error {
 		return err
 	}
 	s.guard = g
+	defer g.Close()
 	// The first usage_request then has the host's CPU use since now to
 	// report, not nothing (psutil's first cpu_percent() is meaningless).
 	if _, err := s.cpu.Host(); err != nil {
 		cfg.Log.Printf("host CPU: %v", err)
 	}
-	defer g.Close()
 
 	p, err := proxy.Listen(cfg.Conn, s, cfg.Log)
 	if err != nil {

@@ -15,8 +15,8 @@ import (
 // (what sysconf(_SC_CLK_TCK) returns, out of reach without cgo).
 const UserHZ = 100
 
-// Stats is the path of the host's CPU times.
-const Stats = procRoot + "/stat"
+// HostStat is the path of the host's CPU times.
+const HostStat = procRoot + "/stat"
 
 // HostCPU is the host's CPU time so far, from the cpu lines of /proc/stat.
 type HostCPU struct {
@@ -130,13 +130,13 @@ type HostLoad struct {
 
 // Host is the host's CPU use since the previous call.
 func (c *CPUMeter) Host() (HostLoad, error) {
-	data, err := os.ReadFile(Stats)
+	data, err := os.ReadFile(HostStat)
 	if err != nil {
 		return HostLoad{}, err
 	}
 	now, err := ParseHostCPU(data)
 	if err != nil {
-		return HostLoad{}, fmt.Errorf("%s: %w", Stats, err)
+		return HostLoad{}, fmt.Errorf("%s: %w", HostStat, err)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
