@@ -220,9 +220,16 @@ func (g *Guard) Memory() (m ledger.Memory, at time.Time, ok bool) {
 // Fresh is the kernel's latest measurement and the processes it was taken
 // on, as Memory, but when it is older than maxAge it first asks the sampler
 // for a new one and waits for it at most wait: between cells the sampler
-// sleeps, and the kernel may have grown or shrunk since.
+// sleeps, and the kernel may have grown or shrunk since. So it does while
+// a cell that has finished waits for its end measurement (CellFinished may
+// let the cell's idle go before it): the latest one predates the cell's
+// end, and a client that saw the idle asks about the memory after it.
 func (g *Guard) Fresh(maxAge, wait time.Duration) (m ledger.Memory, pids []int, ok bool) {
-	if _, at, ok := g.Memory(); !ok || time.Since(at) > maxAge {
+	g.mu.Lock()
+	_, at, ok := g.ledger.Last()
+	stale := !ok || time.Since(at) > maxAge || g.ledger.Finishing()
+	g.mu.Unlock()
+	if stale {
 		g.smp.Sync(wait)
 	}
 	g.mu.Lock()

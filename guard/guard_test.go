@@ -135,6 +135,23 @@ func TestFreshMeasuresBetweenCells(t *testing.T) {
 	}
 }
 
+// A cell whose last measurement is recent is told finished at once, its end
+// measured after: Fresh right after its idle waits for that measurement,
+// however young the one before.
+func TestFreshAfterACellWaitsForItsEnd(t *testing.T) {
+	f := growtest.Guarded(t, budget, nil, nil)
+	for i := range 5 { // the end measurement is a race Fresh must never lose
+		id := fmt.Sprint("cell", i)
+		before, _, _ := f.G.Memory()
+		f.Cell(t, id, fmt.Sprintf("grow 32 0 %d", 32*(i+1))) // up to what all cells hold
+		f.P.Expect(t, "done")
+		f.G.CellFinished(id)
+		if m, _, ok := f.G.Fresh(time.Hour, 5*time.Second); !ok || m.Tree < before.Tree+30*mib {
+			t.Fatalf("Fresh right after cell %d = %d MiB, want at least %d MiB", i, m.Tree/mib, before.Tree/mib+30)
+		}
+	}
+}
+
 func TestResumeContinuesToTheNextLine(t *testing.T) {
 	f := growtest.Guarded(t, budget, nil, nil)
 	f.Cell(t, "big", "grow 4 20 2000")
