@@ -21,7 +21,11 @@ func init() {
 func runMetrics(args []string) error {
 	fs := flag.NewFlagSet("metrics", flag.ContinueOnError)
 	out := fs.String("o", "", "write to this file (atomically: node_exporter never reads half of it) instead of stdout")
-	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
+	if err := fs.Parse(args); err != nil {
+		return exitCode(2)
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "guardctl metrics: unexpected %q: it takes only -o FILE\n", fs.Arg(0))
 		return exitCode(2)
 	}
 	ks, _, err := findKernels(os.Stderr)
