@@ -291,6 +291,19 @@ def test_cells_marks_the_grower(pair, gctl):
     assert rows6[2]["CODE"] == alloc_cell(pair.k6.mib) and rows6[2][""] == "<- grew most"
 
 
+def test_cells_json(pair, gctl):
+    """`guardctl cells --json KERNEL`: the same ledger as the table, as the
+    control API's cells (what the server extension serves the lab panel)."""
+    a = pair.k7
+    cells = json.loads(gctl.ok("cells", "--json", a.short).stdout)
+    assert [c["execution_count"] for c in cells] == [1, 2, 3], cells
+    assert [c["code"] for c in cells] == ["import os; print(os.getpid())", SMALL_CELL, alloc_cell(a.mib)], cells
+    assert near(cells[2]["growth_bytes"], a.mib * MiB), cells[2]
+    assert all(not c.get("running") and c["end"] for c in cells), cells
+    _, rows = cells_of(gctl, a.short)
+    assert [size(r["PEAK"]) for r in rows] == pytest.approx([c["peak_bytes"] for c in cells], rel=0.02, abs=MiB)
+
+
 # ------------------------------------------------------- busy, interrupt
 
 

@@ -105,9 +105,7 @@ func printStatus(w io.Writer, asJSON bool) error {
 		for _, k := range ks {
 			states = append(states, k.State)
 		}
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(states)
+		return printJSON(w, states)
 	}
 	switch {
 	case len(ks) == 0 && skipped > 0:
@@ -207,10 +205,15 @@ func lastCellCell(c *control.Cell) string {
 }
 
 func runCells(args []string) error {
-	if len(args) != 1 {
-		return errors.New("usage: guardctl cells KERNEL (an id prefix or a notebook name)")
+	fs := flag.NewFlagSet("cells", flag.ContinueOnError)
+	asJSON := fs.Bool("json", false, "print the ledger as JSON (the control API's cells, a stable shape for scripts)")
+	if err := fs.Parse(args); err != nil {
+		return exitCode(2)
 	}
-	k, err := pickKernel(args[0])
+	if fs.NArg() != 1 {
+		return errors.New("usage: guardctl cells [--json] KERNEL (an id prefix or a notebook name)")
+	}
+	k, err := pickKernel(fs.Arg(0))
 	if err != nil {
 		return err
 	}
@@ -218,7 +221,21 @@ func runCells(args []string) error {
 	if err != nil {
 		return err
 	}
+	if *asJSON {
+		return printJSON(os.Stdout, cells)
+	}
 	return printCells(os.Stdout, cells)
+}
+
+// printJSON prints v indented, as status --json does; an empty ledger is
+// [], not null.
+func printJSON(w io.Writer, v any) error {
+	if cells, ok := v.([]control.Cell); ok && cells == nil {
+		v = []control.Cell{}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
 
 // printCells prints a ledger, marking the cells that grew memory the most.
@@ -271,16 +288,24 @@ func topGrowers(cells []control.Cell, n int) map[int]bool {
 
 func actOn(action string) func([]string) error {
 	return func(args []string) error {
-		if len(args) != 1 {
-			return fmt.Errorf("usage: guardctl %s KERNEL (an id prefix or a notebook name)", action)
+		fs := flag.NewFlagSet(action, flag.ContinueOnError)
+		asJSON := fs.Bool("json", false, "print the kernel's state afterwards as JSON (one entry of status --json)")
+		if err := fs.Parse(args); err != nil {
+			return exitCode(2)
 		}
-		k, err := pickKernel(args[0])
+		if fs.NArg() != 1 {
+			return fmt.Errorf("usage: guardctl %s [--json] KERNEL (an id prefix or a notebook name)", action)
+		}
+		k, err := pickKernel(fs.Arg(0))
 		if err != nil {
 			return err
 		}
 		st, err := k.Conn.Act(action)
 		if err != nil {
 			return fmt.Errorf("kernel %s: %w", control.ShortID(k.State.KernelID), err)
+		}
+		if *asJSON {
+			return printJSON(os.Stdout, st)
 		}
 		fmt.Printf("kernel %s: %s\n", control.ShortID(st.KernelID), st.State)
 		return nil

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/jupyter-guard/jupyter-guard/control"
@@ -43,5 +44,15 @@ func TestMemoryCell(t *testing.T) {
 		if got := memoryCell(c.m); got != c.want {
 			t.Errorf("memoryCell(%+v) = %q, want %q", c.m, got, c.want)
 		}
+	}
+}
+
+func TestPrintJSONEmptyLedger(t *testing.T) {
+	var b strings.Builder
+	if err := printJSON(&b, []control.Cell(nil)); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(b.String()); got != "[]" {
+		t.Errorf("an empty ledger prints %q, want []: scripts index it", got)
 	}
 }
