@@ -1,6 +1,12 @@
 # jupyter-guard build and test entry points.
 #
 #   make build   bin/guardctl
+#   make labextension
+#                bin/labextension/jupyter-guard: the prebuilt JupyterLab 4 /
+#                Notebook 7 extension (labextension/, TypeScript, built by
+#                tsc and jupyter-builder from .venv with @jupyter/builder
+#                from labextension/package-lock.json). The e2e stories'
+#                servers load it with the server extension jupyter_guard/.
 #   make test    go vet, the Go unit tests of every package, the pytest
 #                integration suite against a -cover build of guardctl, then
 #                the e2e stories; every summary, the skipped tests and the
@@ -51,7 +57,7 @@ E2E_STEP = echo "== e2e stories (headless Chromium)"; \
 E2E_SUMMARY = sed -n '/^✖ failing tests:/q;p' bin/e2e-test.log | grep -E '^(✔|✖|e2e:) ' || true; \
 	grep -E '^ℹ (tests|pass|fail|cancelled|todo|duration_ms) ' bin/e2e-test.log || true
 
-.PHONY: build build-nvmlmock test e2e venvs e2e-deps screenshots wheel
+.PHONY: build build-nvmlmock test e2e venvs e2e-deps labextension screenshots wheel
 
 build:
 	$(GO) build -o bin/guardctl ./cmd/guardctl
@@ -77,11 +83,24 @@ wheel:
 
 e2e-deps: $(E2E_DEPS)
 
+# The prebuilt lab extension; its node_modules come from its own lock file.
+LAB_DEPS := labextension/node_modules/.installed
+LAB_EXT := bin/labextension/jupyter-guard/package.json
+
+labextension: venvs $(LAB_EXT)
+
+$(LAB_DEPS): labextension/package.json labextension/package-lock.json
+	cd labextension && npm ci --no-audit --no-fund
+	@touch $@
+
+$(LAB_EXT): $(LAB_DEPS) labextension/tsconfig.json $(wildcard labextension/src/*.ts labextension/style/*)
+	cd labextension && node_modules/.bin/tsc && $(VENV)/bin/jupyter-builder build .
+
 $(E2E_DEPS): e2e/package.json e2e/package-lock.json
 	cd e2e && npm ci --no-audit --no-fund
 	@touch $@
 
-e2e: build venvs e2e-deps
+e2e: build venvs e2e-deps labextension
 	@status=0; mkdir -p bin; set -o pipefail; \
 	$(E2E_STEP) || status=1; \
 	echo; echo "== summary: e2e"; \
@@ -115,7 +134,7 @@ COVER_KEY := github.com/jupyter-guard/jupyter-guard/proxy,github.com/jupyter-gua
 # lines and counts, and pytest's closing line are printed again at the end,
 # pytest's last, so none scrolls out of sight.
 test: E2E_BIN = $(COVER_BIN)
-test: build build-nvmlmock venvs e2e-deps
+test: build build-nvmlmock venvs e2e-deps labextension
 	@status=0; mkdir -p bin; set -o pipefail; \
 	rm -rf $(COVER); mkdir -p $(COVER)/unit $(COVER)/binary; \
 	$(GO) build -cover -coverpkg=./... -o $(COVER_BIN) ./cmd/guardctl || status=1; \

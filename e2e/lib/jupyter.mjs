@@ -5,7 +5,7 @@
 // installed there by the project's own `guardctl install`, as a user would.
 
 import { spawn, spawnSync } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -21,6 +21,9 @@ export const ARTIFACTS = join(REPO, 'bin', 'e2e');
 // it, and its guarded form written by guardctl install.
 export const PLAIN = { name: 'e2e-python3', display: 'Python 3' };
 export const GUARDED = { name: 'e2e-python3-guarded', display: 'Python 3 (guarded)' };
+
+// jupyter-guard's lab extension as `make labextension` builds it.
+export const LABEXTENSION = join(REPO, 'bin', 'labextension', 'jupyter-guard');
 
 const START_TIMEOUT = 120_000;
 const STOP_TIMEOUT = 30_000;
@@ -124,6 +127,8 @@ async function serve({ name, env, notebooks, python, guardctl, base, dirs, root 
     writeFileSync(join(root, file), JSON.stringify(nb, null, 1));
   }
 
+  installGuardExtensions(dirs, base, serverEnv, guardctl);
+
   const port = await freePort();
   const logPath = join(artifacts, 'jupyter-server.log');
   const log = createWriteStream(logPath);
@@ -205,6 +210,33 @@ export function processesMentioning(s) {
     } catch { /* exited meanwhile */ }
   }
   return pids;
+}
+
+/**
+ * jupyter-guard's server extension (jupyter_guard/) and prebuilt lab
+ * extension, in the server's private Jupyter dirs as the wheel will install
+ * them: the config file that enables the server extension, and the lab
+ * extension under labextensions/. The package is put on the server's
+ * sys.path by a jupyter_server_config.py, not PYTHONPATH, which the kernels
+ * would inherit. The server extension runs the guardctl under test.
+ */
+function installGuardExtensions(dirs, base, serverEnv, guardctl) {
+  if (!existsSync(join(LABEXTENSION, 'package.json'))) {
+    throw new Error(`${LABEXTENSION} is missing: run 'make labextension' (make e2e does)`);
+  }
+  const labext = join(dirs.JUPYTER_PATH, 'labextensions');
+  mkdirSync(labext, { recursive: true });
+  symlinkSync(LABEXTENSION, join(labext, 'jupyter-guard'));
+
+  const pkgs = join(base, 'python');
+  mkdirSync(pkgs);
+  symlinkSync(join(REPO, 'jupyter_guard'), join(pkgs, 'jupyter_guard'));
+  const confd = join(dirs.JUPYTER_CONFIG_DIR, 'jupyter_server_config.d');
+  mkdirSync(confd, { recursive: true });
+  copyFileSync(join(REPO, 'jupyter-config', 'jupyter_server_config.d', 'jupyter_guard.json'), join(confd, 'jupyter_guard.json'));
+  writeFileSync(join(dirs.JUPYTER_CONFIG_DIR, 'jupyter_server_config.py'),
+    `import sys\nsys.path.insert(0, ${JSON.stringify(pkgs)})\n`);
+  serverEnv.JUPYTER_GUARD_GUARDCTL = guardctl;
 }
 
 /** An nbformat 4 notebook of code cells, for the kernelspec named. */

@@ -1,0 +1,157 @@
+// The side panel: every guarded kernel of the user, as `guardctl status`
+// shows them, with Resume, Interrupt and Restart, and the per-cell ledger
+// (`guardctl cells`) of the one selected. It polls every 2 s while shown.
+
+import { Dialog, showDialog } from '@jupyterlab/apputils';
+import { Widget } from '@lumino/widgets';
+import { Action, act, cells, formatBytes, IKernelState, kernels, memoryText, stateText } from './api';
+
+const PANEL_MS = 2000;
+
+export class GuardPanel extends Widget {
+  constructor() {
+    super();
+    this.id = 'jupyter-guard-panel';
+    this.addClass('jp-GuardPanel');
+    this.title.caption = 'jupyter-guard: guarded kernels';
+    this.node.innerHTML = '<h2>Guarded kernels</h2><div class="jp-GuardPanel-error" role="alert"></div>' +
+      '<table class="jp-GuardPanel-kernels"><thead><tr><th>Kernel</th><th>Notebook</th><th>State</th><th>Memory</th><th></th></tr></thead><tbody></tbody></table>' +
+      '<p class="jp-GuardPanel-none">No guarded kernel is running.</p>' +
+      '<h3 class="jp-GuardPanel-cellsTitle"></h3><table class="jp-GuardPanel-cells"><tbody></tbody></table>';
+  }
+
+  /** Looks now, then every 2 s while the panel shows. */
+  async refresh(): Promise<void> {
+    window.clearTimeout(this.timer);
+    try {
+      this.kernels = await kernels();
+      this.showError('');
+      if (this.selected && !this.kernels.some((k) => k.kernel_id === this.selected)) {
+        this.selected = null;
+      }
+      this.selected = this.selected ?? this.kernels[0]?.kernel_id ?? null;
+      this.render();
+      await this.renderCells();
+    } catch (err) {
+      this.showError(String((err as Error).message ?? err));
+    }
+    if (this.isVisible) {
+      this.timer = window.setTimeout(() => void this.refresh(), PANEL_MS);
+    }
+  }
+
+  protected onAfterShow(): void {
+    void this.refresh();
+  }
+
+  protected onAfterHide(): void {
+    window.clearTimeout(this.timer);
+  }
+
+  private showError(msg: string): void {
+    const el = this.node.querySelector('.jp-GuardPanel-error') as HTMLElement;
+    el.textContent = msg;
+    el.hidden = !msg;
+  }
+
+  private render(): void {
+    const body = this.node.querySelector('.jp-GuardPanel-kernels tbody')!;
+    (this.node.querySelector('.jp-GuardPanel-none') as HTMLElement).hidden = this.kernels.length > 0;
+    body.replaceChildren(...this.kernels.map((k) => this.row(k)));
+  }
+
+  private row(k: IKernelState): HTMLElement {
+    const tr = document.createElement('tr');
+    tr.dataset.kernelId = k.kernel_id;
+    tr.dataset.state = k.state;
+    tr.classList.toggle('jp-mod-selected', k.kernel_id === this.selected);
+    tr.classList.toggle('jp-mod-paused', k.state === 'paused');
+    const cell = (text: string, cls = '') => {
+      const td = document.createElement('td');
+      td.textContent = text;
+      if (cls) td.className = cls;
+      tr.appendChild(td);
+      return td;
+    };
+    cell(k.kernel_id.slice(0, 8)).title = `${k.kernel_id} (${k.kernelspec})`;
+    cell(k.notebook ? k.notebook.split('/').pop()! : '-').title = k.notebook ?? '';
+    cell(stateText(k.state), 'jp-GuardPanel-state');
+    cell(memoryText(k.memory)).title = `budget from ${k.memory.limit_source}`;
+    const buttons = cell('', 'jp-GuardPanel-actions');
+    for (const action of ['resume', 'interrupt', 'restart'] as Action[]) {
+      const b = document.createElement('button');
+      b.className = 'jp-Button jp-mod-styled jp-mod-reject jp-GuardPanel-button';
+      b.textContent = action[0].toUpperCase() + action.slice(1);
+      b.title = `${b.textContent} kernel ${k.kernel_id.slice(0, 8)}`;
+      b.disabled = action === 'resume' ? k.state !== 'paused' : k.state === 'dead' || k.state === 'restarting';
+      b.addEventListener('click', (e) => {
+        e.stopPropagation();
+        void this.act(k, action);
+      });
+      buttons.appendChild(b);
+    }
+    tr.addEventListener('click', () => {
+      this.selected = k.kernel_id;
+      this.render();
+      void this.renderCells();
+    });
+    return tr;
+  }
+
+  private async act(k: IKernelState, action: Action): Promise<void> {
+    if (action === 'restart') {
+      const ok = await showDialog({
+        title: 'Restart the kernel?',
+        body: `Kernel ${k.kernel_id.slice(0, 8)}${k.notebook ? ` (${k.notebook})` : ''} restarts: its variables are lost.`,
+        buttons: [Dialog.cancelButton(), Dialog.warnButton({ label: 'Restart' })],
+      });
+      if (!ok.button.accept) {
+        return;
+      }
+    }
+    try {
+      await act(k.kernel_id, action);
+    } catch (err) {
+      this.showError(`${action}: ${String((err as Error).message ?? err)}`);
+      return;
+    }
+    await this.refresh();
+  }
+
+  private async renderCells(): Promise<void> {
+    const title = this.node.querySelector('.jp-GuardPanel-cellsTitle') as HTMLElement;
+    const body = this.node.querySelector('.jp-GuardPanel-cells tbody')!;
+    if (!this.selected) {
+      title.textContent = '';
+      body.replaceChildren();
+      return;
+    }
+    const ledger = await cells(this.selected).catch(() => []);
+    title.textContent = `Cells of ${this.selected.slice(0, 8)}`;
+    const rows = ledger.slice(-20).reverse().map((c) => {
+      const tr = document.createElement('tr');
+      for (const text of [
+        `[${c.execution_count}]`,
+        c.code,
+        c.running ? 'running' : '',
+        `peak ${formatBytes(c.peak_bytes)}`,
+        `${c.growth_bytes >= 0 ? '+' : '-'}${formatBytes(Math.abs(c.growth_bytes))}`,
+      ]) {
+        const td = document.createElement('td');
+        td.textContent = text;
+        tr.appendChild(td);
+      }
+      return tr;
+    });
+    body.replaceChildren(...rows);
+  }
+
+  dispose(): void {
+    window.clearTimeout(this.timer);
+    super.dispose();
+  }
+
+  private kernels: IKernelState[] = [];
+  private selected: string | null = null;
+  private timer: number | undefined;
+}

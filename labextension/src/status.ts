@@ -1,0 +1,147 @@
+// The status-bar item: the current notebook's guarded kernel, its memory
+// against the budget and its state. A paused kernel reads PAUSED here
+// (JupyterLab's own kernel status says Busy, since its cell has not ended).
+//
+// It polls only while the notebook in front runs a guarded kernel (its
+// kernelspec carries the guard's "jupyter_guard" metadata): every second
+// while the kernel is busy or paused, every 5 s while it idles, every 15 s
+// while the page is hidden; not at all otherwise.
+
+import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
+import { KernelSpec } from '@jupyterlab/services';
+import { ISignal, Signal } from '@lumino/signaling';
+import { Widget } from '@lumino/widgets';
+import { IKernelState, kernels, memoryText, stateText } from './api';
+
+export const FAST_MS = 1000;
+export const IDLE_MS = 5000;
+export const HIDDEN_MS = 15000;
+
+export class GuardStatus extends Widget {
+  constructor(private tracker: INotebookTracker, private specs: KernelSpec.IManager, private onClick: () => void) {
+    super();
+    this.addClass('jp-GuardStatus');
+    this.addClass('jp-StatusBar-TextItem');
+    this.node.setAttribute('role', 'button');
+    this.node.addEventListener('click', () => this.onClick());
+    tracker.currentChanged.connect(this.follow, this);
+    document.addEventListener('visibilitychange', () => this.schedule(0));
+    this.follow();
+  }
+
+  /** Whether the item shows: a guarded kernel is in front. */
+  get guarded(): boolean {
+    return this.kernelId !== null;
+  }
+
+  get activeStateChanged(): ISignal<this, void> {
+    return this._activeStateChanged;
+  }
+
+  private follow(): void {
+    if (this.panel) {
+      this.panel.sessionContext.kernelChanged.disconnect(this.check, this);
+      this.panel.sessionContext.statusChanged.disconnect(this.onStatus, this);
+    }
+    this.panel = this.tracker.currentWidget;
+    if (this.panel) {
+      this.panel.sessionContext.kernelChanged.connect(this.check, this);
+      this.panel.sessionContext.statusChanged.connect(this.onStatus, this);
+    }
+    this.check();
+  }
+
+  /** Finds whether the kernel in front is guarded, and starts or stops polling. */
+  private check(): void {
+    const kernel = this.panel?.sessionContext.session?.kernel;
+    const spec = kernel ? this.specs.specs?.kernelspecs[kernel.name] : undefined;
+    const id = kernel && spec?.metadata?.['jupyter_guard'] ? kernel.id : null;
+    if (id !== this.kernelId) {
+      this.kernelId = id;
+      this.state = null;
+      this.render();
+      this._activeStateChanged.emit();
+    }
+    this.schedule(0);
+  }
+
+  private onStatus(): void {
+    // The kernel went busy: look now, and then every second.
+    if (this.panel?.sessionContext.kernelDisplayStatus === 'busy' && this.delay > FAST_MS) {
+      this.schedule(0);
+    }
+  }
+
+  private schedule(ms: number): void {
+    window.clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.kernelId === null) {
+      return;
+    }
+    this.delay = ms;
+    this.timer = window.setTimeout(() => void this.poll(), ms);
+  }
+
+  private async poll(): Promise<void> {
+    const id = this.kernelId;
+    if (id === null) {
+      return;
+    }
+    try {
+      const all = await kernels();
+      if (id !== this.kernelId) {
+        return;
+      }
+      this.state = all.find((k) => k.kernel_id === id) ?? null;
+      this.error = '';
+    } catch (err) {
+      this.error = String((err as Error).message ?? err);
+    }
+    this.render();
+    const st = this.state?.state;
+    const running = st === 'busy' || st === 'paused' || st === 'starting' || st === 'restarting' ||
+      this.panel?.sessionContext.kernelDisplayStatus === 'busy';
+    this.schedule(document.hidden ? HIDDEN_MS : running ? FAST_MS : IDLE_MS);
+  }
+
+  private render(): void {
+    const s = this.state;
+    this.node.classList.toggle('jp-mod-paused', s?.state === 'paused');
+    this.node.classList.toggle('jp-mod-warn', !!s && s.memory.share >= 0.8);
+    this.node.dataset.state = s?.state ?? '';
+    if (!s) {
+      this.node.textContent = this.kernelId ? 'Guard: …' : '';
+      this.node.title = this.error ? `jupyter-guard: ${this.error}` : 'jupyter-guard: waiting for the kernel';
+      return;
+    }
+    this.node.textContent = `Guard: ${memoryText(s.memory)} · ${stateText(s.state)}`;
+    const lines = [
+      `jupyter-guard, kernel ${s.kernel_id.slice(0, 8)}`,
+      `memory ${memoryText(s.memory)}; budget from ${s.memory.limit_source}`,
+    ];
+    if (s.memory.limit_unseen) {
+      lines.push(`a limit the guard cannot read may bind: ${s.memory.limit_unseen}`);
+    }
+    const gpu = (s.gpu ?? []).reduce((a, g) => a + g.used_bytes, 0);
+    if (s.gpu?.length) {
+      lines.push(s.gpu_unknown ? `GPU: unknown (${s.gpu_unknown})` : `GPU memory ${Math.round(gpu / 2 ** 20)} MiB`);
+    }
+    if (s.state === 'paused') {
+      lines.push('PAUSED before it ran out of memory: click for Resume, Interrupt, Restart');
+    }
+    this.node.title = lines.join('\n');
+  }
+
+  dispose(): void {
+    window.clearTimeout(this.timer);
+    super.dispose();
+  }
+
+  private panel: NotebookPanel | null = null;
+  private kernelId: string | null = null;
+  private state: IKernelState | null = null;
+  private error = '';
+  private timer: number | undefined;
+  private delay = 0;
+  private _activeStateChanged = new Signal<this, void>(this);
+}
