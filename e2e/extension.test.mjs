@@ -113,7 +113,7 @@ story('extension (JupyterLab): memory / budget and PAUSED in the status bar, Res
   await item(page).click();
   const panel = page.locator('#jupyter-guard-panel');
   await panel.waitFor();
-  const row = panel.locator(`tr[data-kernel-id="${kernel.kernel_id}"]`);
+  const row = panel.locator(`li[data-kernel-id="${kernel.kernel_id}"]`);
   await row.locator('.jp-GuardPanel-state', { hasText: 'PAUSED' }).waitFor();
   const resume = row.getByRole('button', { name: 'Resume', exact: true });
   assert.ok(await resume.isEnabled(), 'Resume is enabled for the paused kernel');
@@ -144,6 +144,8 @@ story('extension (JupyterLab): memory / budget and PAUSED in the status bar, Res
   await runCell(page, 2);
   await waitOutput(page, 2, 'defined before the big cell True');
   await item(page).filter({ hasText: /· idle$/ }).waitFor();
+  await row.locator('.jp-GuardPanel-state', { hasText: 'idle' }).waitFor();
+  assert.ok(await row.getByRole('button', { name: 'Resume', exact: true }).isDisabled(), 'Resume is off once the kernel is not paused');
 
   // jupyter_server's /metrics has the kernel's figures from guardctl metrics
   // (prometheus_client writes them as floats: 6.291456e+08).

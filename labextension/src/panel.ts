@@ -15,7 +15,7 @@ export class GuardPanel extends Widget {
     this.addClass('jp-GuardPanel');
     this.title.caption = 'jupyter-guard: guarded kernels';
     this.node.innerHTML = '<h2>Guarded kernels</h2><div class="jp-GuardPanel-error" role="alert"></div>' +
-      '<table class="jp-GuardPanel-kernels"><thead><tr><th>Kernel</th><th>Notebook</th><th>State</th><th>Memory</th><th></th></tr></thead><tbody></tbody></table>' +
+      '<ul class="jp-GuardPanel-kernels"></ul>' +
       '<p class="jp-GuardPanel-none">No guarded kernel is running.</p>' +
       '<h3 class="jp-GuardPanel-cellsTitle"></h3><table class="jp-GuardPanel-cells"><tbody></tbody></table>';
   }
@@ -55,32 +55,40 @@ export class GuardPanel extends Widget {
   }
 
   private render(): void {
-    const body = this.node.querySelector('.jp-GuardPanel-kernels tbody')!;
+    const body = this.node.querySelector('.jp-GuardPanel-kernels')!;
     (this.node.querySelector('.jp-GuardPanel-none') as HTMLElement).hidden = this.kernels.length > 0;
     body.replaceChildren(...this.kernels.map((k) => this.row(k)));
   }
 
+  /** One kernel: "9044d259 grow.ipynb PAUSED", its memory, its buttons. */
   private row(k: IKernelState): HTMLElement {
-    const tr = document.createElement('tr');
-    tr.dataset.kernelId = k.kernel_id;
-    tr.dataset.state = k.state;
-    tr.classList.toggle('jp-mod-selected', k.kernel_id === this.selected);
-    tr.classList.toggle('jp-mod-paused', k.state === 'paused');
-    const cell = (text: string, cls = '') => {
-      const td = document.createElement('td');
-      td.textContent = text;
-      if (cls) td.className = cls;
-      tr.appendChild(td);
-      return td;
+    const li = document.createElement('li');
+    li.dataset.kernelId = k.kernel_id;
+    li.dataset.state = k.state;
+    li.classList.toggle('jp-mod-selected', k.kernel_id === this.selected);
+    li.classList.toggle('jp-mod-paused', k.state === 'paused');
+    li.title = `${k.kernel_id} (${k.kernelspec})${k.notebook ? `\n${k.notebook}` : ''}`;
+    const span = (parent: HTMLElement, text: string, cls: string) => {
+      const el = document.createElement('span');
+      el.textContent = text;
+      el.className = cls;
+      parent.appendChild(el);
+      return el;
     };
-    cell(k.kernel_id.slice(0, 8)).title = `${k.kernel_id} (${k.kernelspec})`;
-    cell(k.notebook ? k.notebook.split('/').pop()! : '-').title = k.notebook ?? '';
-    cell(stateText(k.state), 'jp-GuardPanel-state');
-    cell(memoryText(k.memory)).title = `budget from ${k.memory.limit_source}`;
-    const buttons = cell('', 'jp-GuardPanel-actions');
+    const head = document.createElement('div');
+    span(head, k.kernel_id.slice(0, 8), 'jp-GuardPanel-id');
+    span(head, k.notebook ? k.notebook.split('/').pop()! : k.kernelspec, 'jp-GuardPanel-notebook');
+    span(head, stateText(k.state), 'jp-GuardPanel-state');
+    li.appendChild(head);
+    const mem = document.createElement('div');
+    span(mem, memoryText(k.memory), 'jp-GuardPanel-memory');
+    span(mem, ` budget from ${k.memory.limit_source}`, 'jp-GuardPanel-source');
+    li.appendChild(mem);
+    const buttons = document.createElement('div');
+    buttons.className = 'jp-GuardPanel-actions';
     for (const action of ['resume', 'interrupt', 'restart'] as Action[]) {
       const b = document.createElement('button');
-      b.className = 'jp-Button jp-mod-styled jp-mod-reject jp-GuardPanel-button';
+      b.className = `jp-Button jp-mod-styled ${action === 'resume' && k.state === 'paused' ? 'jp-mod-accept' : 'jp-mod-reject'} jp-GuardPanel-button`;
       b.textContent = action[0].toUpperCase() + action.slice(1);
       b.title = `${b.textContent} kernel ${k.kernel_id.slice(0, 8)}`;
       b.disabled = action === 'resume' ? k.state !== 'paused' : k.state === 'dead' || k.state === 'restarting';
@@ -90,12 +98,13 @@ export class GuardPanel extends Widget {
       });
       buttons.appendChild(b);
     }
-    tr.addEventListener('click', () => {
+    li.appendChild(buttons);
+    li.addEventListener('click', () => {
       this.selected = k.kernel_id;
       this.render();
       void this.renderCells();
     });
-    return tr;
+    return li;
   }
 
   private async act(k: IKernelState, action: Action): Promise<void> {
@@ -127,20 +136,21 @@ export class GuardPanel extends Widget {
       return;
     }
     const ledger = await cells(this.selected).catch(() => []);
-    title.textContent = `Cells of ${this.selected.slice(0, 8)}`;
+    title.textContent = `Cells of ${this.selected.slice(0, 8)}: growth (or running), peak`;
     const rows = ledger.slice(-20).reverse().map((c) => {
       const tr = document.createElement('tr');
-      for (const text of [
-        `[${c.execution_count}]`,
-        c.code,
-        c.running ? 'running' : '',
-        `peak ${formatBytes(c.peak_bytes)}`,
-        `${c.growth_bytes >= 0 ? '+' : '-'}${formatBytes(Math.abs(c.growth_bytes))}`,
+      const growth = `${c.growth_bytes >= 0 ? '+' : '-'}${formatBytes(Math.abs(c.growth_bytes))}`;
+      for (const [text, cls] of [
+        [`[${c.execution_count}] ${c.code}`, 'jp-GuardPanel-code'],
+        [c.running ? 'running' : growth, 'jp-GuardPanel-num'],
+        [formatBytes(c.peak_bytes), 'jp-GuardPanel-num'],
       ]) {
         const td = document.createElement('td');
         td.textContent = text;
+        td.className = cls;
         tr.appendChild(td);
       }
+      tr.title = `${c.code}\nstart ${formatBytes(c.start_bytes)}, peak ${formatBytes(c.peak_bytes)}, end ${formatBytes(c.end_bytes)}, growth ${growth}`;
       return tr;
     });
     body.replaceChildren(...rows);
