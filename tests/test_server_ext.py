@@ -1,0 +1,225 @@
+"""The Jupyter server extension (jupyter_guard/): its REST API under
+/jupyter-guard/ and the guard's figures on jupyter_server's /metrics, on a
+real `jupyter server` with a guarded kernel started through its own REST
+API; and the /metrics collector alone, against a fake guardctl.
+
+The lab extension on top is e2e/extension.test.mjs."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from support import wait_until
+
+REPO = Path(__file__).resolve().parent.parent
+PYTHON = REPO / ".venv" / "bin" / "python"
+TOKEN = "server-ext-test-token"
+MiB = 1 << 20
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    def __init__(self, url: str, proc: subprocess.Popen, log: Path):
+        self.url, self.proc, self.log = url, proc, log
+
+    def call(self, method: str, path: str, body: dict | None = None, token: str | None = TOKEN):
+        """(status, parsed JSON or text) of a request."""
+        req = urllib.request.Request(self.url + path, method=method,
+                                     data=None if body is None else json.dumps(body).encode())
+        if token:
+            req.add_header("Authorization", f"token {token}")
+        try:
+            with urllib.request.urlopen(req, timeout=30) as r:
+                status, raw = r.status, r.read()
+        except urllib.error.HTTPError as e:
+            status, raw = e.code, e.read()
+        try:
+            return status, json.loads(raw)
+        except ValueError:
+            return status, raw.decode()
+
+
+@pytest.fixture(scope="module")
+def server(kernelspecs, jupyter_dirs, guardctl, tmp_path_factory):
+    """`jupyter server` with the extension enabled as the wheel's config file
+    does, jupyter_guard put on its sys.path by a config .py (not PYTHONPATH,
+    which kernels would inherit), and a token."""
+    tmp = tmp_path_factory.mktemp("server-ext")
+    config = tmp / "config"
+    (config / "jupyter_server_config.d").mkdir(parents=True)
+    (config / "jupyter_server_config.d" / "jupyter_guard.json").write_text(
+        (REPO / "jupyter-config" / "jupyter_server_config.d" / "jupyter_guard.json").read_text())
+    pkgs = tmp / "python"
+    pkgs.mkdir()
+    (pkgs / "jupyter_guard").symlink_to(REPO / "jupyter_guard")
+    (config / "jupyter_server_config.py").write_text(f"import sys\nsys.path.insert(0, {str(pkgs)!r})\n")
+    root = tmp / "root"
+    root.mkdir()
+    port = free_port()
+    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(config), JUPYTER_GUARD_GUARDCTL=str(guardctl),
+               JUPYTER_GUARD_LIMIT="2GiB")
+    log = tmp / "server.log"
+    args = [str(PYTHON), "-m", "jupyter_server", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
+            "--ServerApp.port_retries=0", f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={root}"]
+    if os.getuid() == 0:
+        args.append("--allow-root")
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(args, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    srv = Server(f"http://127.0.0.1:{port}", proc, log)
+
+    def up():
+        assert proc.poll() is None, log.read_text()
+        try:
+            return srv.call("GET", "/api/status")[0] == 200
+        except OSError:
+            return False
+
+    wait_until(up, 60, "jupyter server to answer")
+    yield srv
+    proc.terminate()
+    try:
+        proc.wait(30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.fixture(scope="module")
+def kernel_id(server):
+    status, k = server.call("POST", "/api/kernels", {"name": "ipykernel7-guarded"})
+    assert status == 201, k
+
+    def listed():
+        st, ks = server.call("GET", "/jupyter-guard/kernels")
+        return st == 200 and any(x["kernel_id"] == k["id"] and x["state"] == "idle" for x in ks)
+
+    wait_until(listed, 60, "the guarded kernel to be listed idle by /jupyter-guard/kernels")
+    yield k["id"]
+    server.call("DELETE", f"/api/kernels/{k['id']}")
+
+
+def test_kernels_needs_auth(server):
+    status, _ = server.call("GET", "/jupyter-guard/kernels", token=None)
+    assert status == 403
+    status, _ = server.call("POST", "/jupyter-guard/kernels/abc/interrupt", token=None)
+    assert status == 403
+
+
+def test_kernels_lists_what_guardctl_status_does(server, kernel_id, guardctl):
+    status, ks = server.call("GET", "/jupyter-guard/kernels")
+    assert status == 200
+    [k] = [x for x in ks if x["kernel_id"] == kernel_id]
+    assert k["kernelspec"] == "ipykernel7-guarded"
+    assert k["memory"]["budget_bytes"] == 2 << 30
+    assert 10 * MiB < k["memory"]["used_bytes"] < 500 * MiB, k["memory"]
+    assert k["memory"]["limit_source"] == "JUPYTER_GUARD_LIMIT"
+    # The same as guardctl status --json run by the server's user.
+    cli = json.loads(subprocess.run([str(guardctl), "status", "--json"], capture_output=True, text=True, check=True).stdout)
+    assert {x["kernel_id"] for x in cli} == {x["kernel_id"] for x in ks}
+
+
+def test_cells_of_a_kernel(server, kernel_id):
+    status, cells = server.call("GET", f"/jupyter-guard/kernels/{kernel_id}/cells")
+    assert status == 200 and cells == [], cells  # nothing has run: [] (not null)
+
+
+def test_actions(server, kernel_id):
+    status, body = server.call("POST", f"/jupyter-guard/kernels/{kernel_id}/resume")
+    assert status == 409 and "not paused" in body["error"], (status, body)
+    status, body = server.call("POST", f"/jupyter-guard/kernels/{kernel_id}/interrupt")
+    assert status == 200 and body["kernel_id"] == kernel_id, (status, body)
+    assert body.get("actions", {}).get("interrupt", 0) == 0, "a user's interrupt is not the guard's"
+
+
+def test_unknown_and_malformed_kernels(server, kernel_id):
+    status, body = server.call("POST", "/jupyter-guard/kernels/ffffffff/interrupt")
+    assert status == 404 and "no guarded kernel matches" in body["error"], (status, body)
+    status, body = server.call("GET", "/jupyter-guard/kernels/ffffffff/cells")
+    assert status == 404, (status, body)
+    # Never passed to guardctl as an option, a notebook's name, or another action.
+    for path in ["/jupyter-guard/kernels/--json/resume", "/jupyter-guard/kernels/grow.ipynb/cells",
+                 f"/jupyter-guard/kernels/{kernel_id}/status", f"/jupyter-guard/kernels/{kernel_id}/install"]:
+        assert server.call("POST", path)[0] == 404, path
+
+
+def test_metrics_has_the_kernel(server, kernel_id):
+    status, text = server.call("GET", "/metrics")
+    assert status == 200
+    lines = [ln for ln in text.splitlines() if f'kernel_id="{kernel_id}"' in ln]
+    budget = [ln for ln in lines if ln.startswith("jupyter_guard_memory_budget_bytes{")]
+    assert len(budget) == 1 and float(budget[0].rsplit(" ", 1)[1]) == 2 << 30, lines
+    assert any(ln.startswith("jupyter_guard_state{") and 'state="idle"' in ln and ln.endswith(" 1.0") for ln in lines), lines
+    # jupyter_server's own figures are still there.
+    assert "http_request_duration_seconds" in text
+
+
+# ------------------------------------------------ the collector on its own
+
+
+@pytest.fixture
+def guard_pkg(tmp_path, monkeypatch):
+    """jupyter_guard importable here, and nothing else of the repository's
+    root (whose Go package directories would import as namespace packages)."""
+    (tmp_path / "python").mkdir()
+    (tmp_path / "python" / "jupyter_guard").symlink_to(REPO / "jupyter_guard")
+    monkeypatch.syspath_prepend(str(tmp_path / "python"))
+
+
+def fake_guardctl(tmp_path: Path, script: str) -> str:
+    p = tmp_path / "guardctl"
+    p.write_text("#!/bin/sh\n" + script)
+    p.chmod(0o755)
+    return str(p)
+
+
+def test_collector_passes_guardctl_metrics_on(guard_pkg, tmp_path, monkeypatch):
+    from prometheus_client import CollectorRegistry, generate_latest
+
+    from jupyter_guard.metrics import GuardCollector
+
+    monkeypatch.setenv("JUPYTER_GUARD_GUARDCTL", fake_guardctl(tmp_path, r"""
+[ "$1" = metrics ] || exit 2
+cat <<'END'
+# HELP jupyter_guard_memory_used_bytes Memory.
+# TYPE jupyter_guard_memory_used_bytes gauge
+jupyter_guard_memory_used_bytes{kernel_id="k1",kernelspec="python3-guarded",notebook="a \"b\".ipynb"} 123456789
+# HELP jupyter_guard_deaths_total Deaths.
+# TYPE jupyter_guard_deaths_total counter
+jupyter_guard_deaths_total{kernel_id="k1",kernelspec="python3-guarded",notebook="",cause="segfault"} 2
+END
+"""))
+    reg = CollectorRegistry()
+    reg.register(GuardCollector(__import__("logging").getLogger("t")))
+    out = generate_latest(reg).decode()
+    assert 'jupyter_guard_memory_used_bytes{kernel_id="k1",kernelspec="python3-guarded",notebook="a \\"b\\".ipynb"} 1.23456789e+08' in out, out
+    assert "# TYPE jupyter_guard_deaths_total counter" in out, out
+    assert any(ln.startswith("jupyter_guard_deaths_total{") and 'cause="segfault"' in ln and ln.endswith(" 2.0")
+               for ln in out.splitlines()), out
+
+
+def test_collector_failure_leaves_metrics_up(guard_pkg, tmp_path, monkeypatch, caplog):
+    from prometheus_client import CollectorRegistry, Gauge, generate_latest
+
+    from jupyter_guard.metrics import GuardCollector
+
+    monkeypatch.setenv("JUPYTER_GUARD_GUARDCTL", fake_guardctl(tmp_path, "echo 'no runtime dir' >&2; exit 1\n"))
+    reg = CollectorRegistry()
+    Gauge("other_figure", "Another.", registry=reg).set(1)
+    reg.register(GuardCollector(__import__("logging").getLogger("t")))
+    out = generate_latest(reg).decode()
+    assert "other_figure 1.0" in out and "jupyter_guard" not in out, out
+    assert "no runtime dir" in caplog.text
