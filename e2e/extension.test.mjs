@@ -1,9 +1,10 @@
-// Story 4, in JupyterLab: the guard where users look, with jupyter-guard's
+// Story 4, in JupyterLab and Notebook 7: the guard where users look, with jupyter-guard's
 // lab and server extensions installed (as the wheel installs them). A cell
-// grows memory under a small JUPYTER_GUARD_LIMIT. The status bar shows the
-// notebook's kernel's memory against the budget, rising while the cell
-// grows, then PAUSED when the guard pauses it. Clicking that item opens the
-// guarded kernels panel; its Resume lets the cell go on (the guard pauses it
+// grows memory under a small JUPYTER_GUARD_LIMIT. JupyterLab's status bar
+// (in Notebook 7, which has none, the panel opened from the Kernel menu)
+// shows the notebook's kernel's memory against the budget, rising while the
+// cell grows, then PAUSED when the guard pauses it. Clicking that item opens
+// the guarded kernels panel; its Resume lets the cell go on (the guard pauses it
 // again further on), and its Interrupt ends the cell with KeyboardInterrupt
 // and the kernel's variables kept. jupyter_server's /metrics carries the
 // kernel's figures.
@@ -62,110 +63,144 @@ async function until(what, fn, timeout = TIMEOUT) {
   }
 }
 
-story('extension (JupyterLab): memory / budget and PAUSED in the status bar, Resume and Interrupt in the panel', {
-  name: 'extension-lab',
-  env: { JUPYTER_GUARD_LIMIT: LIMIT },
-  notebooks: { 'grow.ipynb': notebook(GUARDED, CELLS) },
-}, async ({ server, page }) => {
-  // The extension's own requests, to check how often it polls.
-  const polls = [];
-  page.on('request', (r) => {
-    if (r.url().endsWith('/jupyter-guard/kernels')) polls.push(Date.now());
+/** The panel's figures of one kernel: "570 MiB / 600 MiB (95%)" as { used, budget, state }. */
+async function readRow(row) {
+  const [mem, state] = await Promise.all([row.locator('.jp-GuardPanel-memory').innerText(), row.locator('.jp-GuardPanel-state').innerText()]);
+  return parseItem(`Guard: ${mem} · ${state}`);
+}
+
+for (const ui of ['lab', 'notebook']) {
+  const lab = ui === 'lab';
+  const title = lab
+    ? 'extension (JupyterLab): memory / budget and PAUSED in the status bar, Resume and Interrupt in the panel'
+    : 'extension (Notebook 7): Kernel > Show Guarded Kernels, memory / budget and PAUSED in the panel, Resume and Interrupt there';
+  story(title, {
+    name: `extension-${ui}`,
+    env: { JUPYTER_GUARD_LIMIT: LIMIT },
+    notebooks: { 'grow.ipynb': notebook(GUARDED, CELLS) },
+  }, async ({ server, page }) => {
+    // The extension's own requests, to check how often it polls.
+    // An action (Resume, Interrupt) is followed at once by a fresh look,
+    // on purpose: those are not counted as polls.
+    const polls = [];
+    const actions = [];
+    page.on('request', (r) => {
+      const path = new URL(r.url()).pathname;
+      if (path.endsWith('/jupyter-guard/kernels')) polls.push(Date.now());
+      if (/\/jupyter-guard\/kernels\/[^/]+\/(resume|interrupt|restart)$/.test(path)) actions.push(Date.now());
+    });
+
+    await openNotebook(page, server, 'grow.ipynb', GUARDED, ui);
+    const [kernel] = await guarded(page, server);
+    assert.ok(kernel, 'the server extension lists the notebook\'s kernel');
+    const panel = page.locator('#jupyter-guard-panel');
+    const row = panel.locator(`li[data-kernel-id="${kernel.kernel_id}"]`);
+
+    // What shows the kernel's figures: the status-bar item in JupyterLab;
+    // in Notebook 7, which has no status bar, the panel from the Kernel menu.
+    let read;
+    if (lab) {
+      read = async () => parseItem(await item(page).innerText());
+    } else {
+      assert.equal(await item(page).count(), 0, 'Notebook 7 has no status bar');
+      await page.getByRole('menuitem', { name: 'Kernel', exact: true }).click();
+      await page.getByRole('menuitem', { name: 'Show Guarded Kernels' }).click();
+      await row.waitFor();
+      read = () => readRow(row);
+    }
+
+    // The idle kernel's memory against the 600 MiB budget.
+    const idle = await until('the idle kernel\'s figures', async () => {
+      const r = await read();
+      return r?.state === 'idle' ? r : null;
+    });
+    assert.equal(idle.budget, 600 * MiB);
+    assert.ok(idle.used > 10 * MiB && idle.used < 300 * MiB, `an idle kernel uses ${idle.used / MiB} MiB`);
+    if (lab) assert.match(await item(page).getAttribute('title'), /budget from /);
+
+    await runCell(page, 0);
+    await waitOutput(page, 0, 'defined before the big cell');
+
+    // While the cell grows, the figure rises, and the state is busy.
+    await runCell(page, 1);
+    const readings = [];
+    await until('PAUSED', async () => {
+      const r = await read();
+      if (r && r.state === 'busy' && readings.at(-1)?.used !== r.used) readings.push(r);
+      return r?.state === 'PAUSED';
+    });
+    const rising = readings.filter((r) => r.used > idle.used + 20 * MiB);
+    assert.ok(rising.length >= 2, `the memory was seen rising while busy: ${JSON.stringify(readings)}`);
+    assert.ok(rising.every((r, i) => i === 0 || r.used >= rising[i - 1].used), JSON.stringify(rising));
+
+    // Paused: it says so plainly, near the budget, while the notebook's own
+    // kernel status still says busy; the cell shows the pause notice.
+    await waitOutput(page, 1, 'jupyter-guard paused the kernel before it ran out of memory.');
+    assert.ok((await read()).used >= 0.9 * 600 * MiB);
+    if (lab) {
+      assert.match(await item(page).innerText(), /^Guard: .* · PAUSED$/);
+      assert.equal(await item(page).getAttribute('data-state'), 'paused');
+      await page.locator('.jp-StatusBar-Widget').screenshot({ path: join(SCREENSHOTS, 'extension-statusbar.png') });
+      // The item opens the panel.
+      await item(page).click();
+    }
+    await row.locator('.jp-GuardPanel-state', { hasText: 'PAUSED' }).waitFor();
+    const resume = row.getByRole('button', { name: 'Resume', exact: true });
+    assert.ok(await resume.isEnabled(), 'Resume is enabled for the paused kernel');
+    // The ledger of the selected kernel shows the running cell.
+    await panel.locator('.jp-GuardPanel-cells tr', { hasText: 'running' }).first().waitFor();
+    await page.screenshot({ path: join(SCREENSHOTS, `extension-panel${lab ? '' : '-notebook7'}.png`) });
+
+    // Resume: the cell goes on, and the guard pauses it again further on.
+    const before = (await guarded(page, server))[0];
+    assert.equal(before.state, 'paused');
+    await resume.click();
+    const again = await until('the guard to pause the resumed cell again', async () => {
+      const [k] = await guarded(page, server);
+      return k.actions?.resume >= 1 && k.actions?.pause >= 2 && k.state === 'paused' ? k : null;
+    });
+    assert.ok(again.memory.used_bytes > before.memory.used_bytes,
+      `the resumed cell grew: ${before.memory.used_bytes} then ${again.memory.used_bytes}`);
+    if (lab) await item(page).filter({ hasText: /· PAUSED$/ }).waitFor();
+
+    // Interrupt from the panel ends the cell; the kernel keeps its variables.
+    await row.locator('.jp-GuardPanel-state', { hasText: 'PAUSED' }).waitFor();
+    await row.getByRole('button', { name: 'Interrupt', exact: true }).click();
+    await waitOutput(page, 1, 'KeyboardInterrupt');
+    await waitRan(page, 1);
+    await waitIdle(page);
+    const printed = await outputs(page, 1).and(page.locator('[data-mime-type="application/vnd.jupyter.stdout"]')).allInnerTexts();
+    assert.deepEqual(printed, [], 'the cell did not finish');
+    await runCell(page, 2);
+    await waitOutput(page, 2, 'defined before the big cell True');
+    if (lab) await item(page).filter({ hasText: /· idle$/ }).waitFor();
+    await row.locator('.jp-GuardPanel-state', { hasText: 'idle' }).waitFor();
+    assert.ok(await row.getByRole('button', { name: 'Resume', exact: true }).isDisabled(), 'Resume is off once the kernel is not paused');
+
+    // jupyter_server's /metrics has the kernel's figures from guardctl metrics
+    // (prometheus_client writes them as floats: 6.291456e+08).
+    const metrics = await (await page.request.get(`${server.url}/metrics`)).text();
+    const sample = (name, extra = '') => {
+      const line = metrics.split('\n').find((l) => l.startsWith(`${name}{`) && l.includes(`kernel_id="${kernel.kernel_id}"`) && l.includes(extra));
+      assert.ok(line, `/metrics has ${name} of the kernel${extra && ` with ${extra}`}:\n${metrics.split('\n').filter((l) => l.includes('jupyter_guard')).join('\n')}`);
+      return Number(line.split(' ').at(-1));
+    };
+    assert.equal(sample('jupyter_guard_memory_budget_bytes'), 600 * MiB);
+    assert.ok(sample('jupyter_guard_memory_used_bytes') > 500 * MiB, 'the kernel holds what the cell grew');
+    assert.ok(sample('jupyter_guard_pauses_total') >= 2);
+    assert.equal(sample('jupyter_guard_state', 'state="idle"'), 1);
+    assert.equal(sample('jupyter_guard_deaths_total', 'cause="segfault"'), 0);
+
+    // It polled, and, the status-bar item and the panel together, no more
+    // than once a second (a margin for timers firing late).
+    // JupyterLab: the item every second while the cell runs; Notebook 7: the
+    // panel every 2 s.
+    assert.ok(polls.length >= (lab ? 10 : 5), `the extension asked the server ${polls.length} times`);
+    const gaps = polls.slice(1).map((t, i) => t - polls[i])
+      .filter((_, i) => !actions.some((a) => a <= polls[i + 1] && polls[i + 1] - a < 1500));
+    assert.deepEqual(gaps.filter((g) => g < 900), [], 'gaps between polls shorter than a second (ms)');
+
+    const shown = await seen(page);
+    assert.deepEqual(shown.dialogs, [], 'no dialog opened');
   });
-
-  await openNotebook(page, server, 'grow.ipynb', GUARDED, 'lab');
-  const [kernel] = await guarded(page, server);
-  assert.ok(kernel, 'the server extension lists the notebook\'s kernel');
-
-  // The item shows the idle kernel's memory against the 600 MiB budget.
-  await item(page).filter({ hasText: /· idle$/ }).waitFor();
-  const idle = parseItem(await item(page).innerText());
-  assert.ok(idle, `the item reads ${await item(page).innerText()}`);
-  assert.equal(idle.budget, 600 * MiB);
-  assert.ok(idle.used > 10 * MiB && idle.used < 300 * MiB, `an idle kernel uses ${idle.used / MiB} MiB`);
-  assert.match(await item(page).getAttribute('title'), /budget from /);
-
-  await runCell(page, 0);
-  await waitOutput(page, 0, 'defined before the big cell');
-
-  // While the cell grows, the item shows the figure rising, and busy.
-  await runCell(page, 1);
-  const readings = [];
-  await until('PAUSED in the status bar', async () => {
-    const r = parseItem(await item(page).innerText());
-    if (r && r.state === 'busy' && readings.at(-1)?.used !== r.used) readings.push(r);
-    return r?.state === 'PAUSED';
-  });
-  const rising = readings.filter((r) => r.used > idle.used + 20 * MiB);
-  assert.ok(rising.length >= 2, `the item showed the memory rising while busy: ${JSON.stringify(readings)}`);
-  assert.ok(rising.every((r, i) => i === 0 || r.used >= rising[i - 1].used), JSON.stringify(rising));
-
-  // Paused: the item says so plainly, near the budget, while JupyterLab's
-  // own status still says Busy; the cell shows the pause notice.
-  await waitOutput(page, 1, 'jupyter-guard paused the kernel before it ran out of memory.');
-  const paused = await item(page).innerText();
-  assert.match(paused, /^Guard: .* · PAUSED$/);
-  assert.ok(parseItem(paused).used >= 0.9 * 600 * MiB, paused);
-  assert.equal(await item(page).getAttribute('data-state'), 'paused');
-  await page.locator('.jp-StatusBar-Widget').screenshot({ path: join(SCREENSHOTS, 'extension-statusbar.png') });
-
-  // The item opens the panel: the kernel, PAUSED, Resume enabled.
-  await item(page).click();
-  const panel = page.locator('#jupyter-guard-panel');
-  await panel.waitFor();
-  const row = panel.locator(`li[data-kernel-id="${kernel.kernel_id}"]`);
-  await row.locator('.jp-GuardPanel-state', { hasText: 'PAUSED' }).waitFor();
-  const resume = row.getByRole('button', { name: 'Resume', exact: true });
-  assert.ok(await resume.isEnabled(), 'Resume is enabled for the paused kernel');
-  // The ledger of the selected kernel shows the running cell.
-  await panel.locator('.jp-GuardPanel-cells tr', { hasText: 'running' }).first().waitFor();
-  await page.screenshot({ path: join(SCREENSHOTS, 'extension-panel.png') });
-
-  // Resume: the cell goes on, and the guard pauses it again further on.
-  const before = (await guarded(page, server))[0];
-  assert.equal(before.state, 'paused');
-  await resume.click();
-  const again = await until('the guard to pause the resumed cell again', async () => {
-    const [k] = await guarded(page, server);
-    return k.actions?.resume >= 1 && k.actions?.pause >= 2 && k.state === 'paused' ? k : null;
-  });
-  assert.ok(again.memory.used_bytes > before.memory.used_bytes,
-    `the resumed cell grew: ${before.memory.used_bytes} then ${again.memory.used_bytes}`);
-  await item(page).filter({ hasText: /· PAUSED$/ }).waitFor();
-
-  // Interrupt from the panel ends the cell; the kernel keeps its variables.
-  await row.locator('.jp-GuardPanel-state', { hasText: 'PAUSED' }).waitFor();
-  await row.getByRole('button', { name: 'Interrupt', exact: true }).click();
-  await waitOutput(page, 1, 'KeyboardInterrupt');
-  await waitRan(page, 1);
-  await waitIdle(page);
-  const printed = await outputs(page, 1).and(page.locator('[data-mime-type="application/vnd.jupyter.stdout"]')).allInnerTexts();
-  assert.deepEqual(printed, [], 'the cell did not finish');
-  await runCell(page, 2);
-  await waitOutput(page, 2, 'defined before the big cell True');
-  await item(page).filter({ hasText: /· idle$/ }).waitFor();
-  await row.locator('.jp-GuardPanel-state', { hasText: 'idle' }).waitFor();
-  assert.ok(await row.getByRole('button', { name: 'Resume', exact: true }).isDisabled(), 'Resume is off once the kernel is not paused');
-
-  // jupyter_server's /metrics has the kernel's figures from guardctl metrics
-  // (prometheus_client writes them as floats: 6.291456e+08).
-  const metrics = await (await page.request.get(`${server.url}/metrics`)).text();
-  const sample = (name, extra = '') => {
-    const line = metrics.split('\n').find((l) => l.startsWith(`${name}{`) && l.includes(`kernel_id="${kernel.kernel_id}"`) && l.includes(extra));
-    assert.ok(line, `/metrics has ${name} of the kernel${extra && ` with ${extra}`}:\n${metrics.split('\n').filter((l) => l.includes('jupyter_guard')).join('\n')}`);
-    return Number(line.split(' ').at(-1));
-  };
-  assert.equal(sample('jupyter_guard_memory_budget_bytes'), 600 * MiB);
-  assert.ok(sample('jupyter_guard_memory_used_bytes') > 500 * MiB, 'the kernel holds what the cell grew');
-  assert.ok(sample('jupyter_guard_pauses_total') >= 2);
-  assert.equal(sample('jupyter_guard_state', 'state="idle"'), 1);
-  assert.equal(sample('jupyter_guard_deaths_total', 'cause="segfault"'), 0);
-
-  // It polled no more than once a second (a margin for timers firing late).
-  const gaps = polls.slice(1).map((t, i) => t - polls[i]);
-  const tooSoon = gaps.filter((g) => g < 900);
-  assert.ok(tooSoon.length <= gaps.length / 10, `polls closer than 1 s: ${tooSoon.length} of ${gaps.length}`);
-
-  const shown = await seen(page);
-  assert.deepEqual(shown.dialogs, [], 'no dialog opened');
-});
+}

@@ -51,7 +51,22 @@ async function request<T>(path: string, init: RequestInit = {}): Promise<T> {
   return body as T;
 }
 
-export const kernels = () => request<IKernelState[]>('kernels');
+// The status-bar item and the panel share one answer a second: together
+// they never poll more often than that. fresh (after an action) asks again.
+let last: { at: number; answer: Promise<IKernelState[]> } | null = null;
+
+export function kernels(fresh = false): Promise<IKernelState[]> {
+  const now = Date.now();
+  if (!fresh && last && now - last.at < 1000) {
+    return last.answer;
+  }
+  const answer = request<IKernelState[]>('kernels');
+  last = { at: now, answer };
+  answer.catch(() => {
+    if (last?.answer === answer) last = null;
+  });
+  return answer;
+}
 export const cells = (id: string) => request<ICell[]>(`kernels/${encodeURIComponent(id)}/cells`);
 export const act = (id: string, action: Action) =>
   request<IKernelState>(`kernels/${encodeURIComponent(id)}/${action}`, { method: 'POST' });

@@ -2,6 +2,7 @@
 // notebook in front and a side panel of every guarded kernel.
 
 import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
+import { IMainMenu } from '@jupyterlab/mainmenu';
 import { INotebookTracker } from '@jupyterlab/notebook';
 import { IStatusBar } from '@jupyterlab/statusbar';
 import { LabIcon } from '@jupyterlab/ui-components';
@@ -18,8 +19,8 @@ const plugin: JupyterFrontEndPlugin<void> = {
   description: 'The guard where users look: memory against the budget and PAUSED in the status bar, a panel of guarded kernels.',
   autoStart: true,
   requires: [INotebookTracker],
-  optional: [IStatusBar],
-  activate: (app: JupyterFrontEnd, tracker: INotebookTracker, statusBar: IStatusBar | null) => {
+  optional: [IStatusBar, IMainMenu],
+  activate: (app: JupyterFrontEnd, tracker: INotebookTracker, statusBar: IStatusBar | null, mainMenu: IMainMenu | null) => {
     const panel = new GuardPanel();
     panel.title.icon = shield;
     app.shell.add(panel, 'right', { rank: 900 });
@@ -29,6 +30,8 @@ const plugin: JupyterFrontEndPlugin<void> = {
       label: 'Show Guarded Kernels',
       execute: () => app.shell.activateById(panel.id),
     });
+    // Notebook 7 shows no status bar: the Kernel menu is where its users look.
+    mainMenu?.kernelMenu.addGroup([{ command: open }], 100);
 
     if (statusBar) {
       const item = new GuardStatus(tracker, app.serviceManager.kernelspecs, () => void app.commands.execute(open));

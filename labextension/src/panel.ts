@@ -21,10 +21,10 @@ export class GuardPanel extends Widget {
   }
 
   /** Looks now, then every 2 s while the panel shows. */
-  async refresh(): Promise<void> {
+  async refresh(fresh = false): Promise<void> {
     window.clearTimeout(this.timer);
     try {
-      this.kernels = await kernels();
+      this.kernels = await kernels(fresh);
       this.showError('');
       if (this.selected && !this.kernels.some((k) => k.kernel_id === this.selected)) {
         this.selected = null;
@@ -124,7 +124,7 @@ export class GuardPanel extends Widget {
       this.showError(`${action}: ${String((err as Error).message ?? err)}`);
       return;
     }
-    await this.refresh();
+    await this.refresh(true);
   }
 
   private async renderCells(): Promise<void> {
