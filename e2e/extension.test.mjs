@@ -135,7 +135,10 @@ for (const ui of ['lab', 'notebook']) {
 
     // Paused: it says so plainly, near the budget, while the notebook's own
     // kernel status still says busy; the cell shows the pause notice.
-    await waitOutput(page, 1, 'jupyter-guard paused the kernel before it ran out of memory.');
+    const notice = await waitOutput(page, 1, 'jupyter-guard paused the kernel before it ran out of memory.');
+    // The notice names the panel's buttons, since the server has the extension.
+    assert.match(await notice.innerText(), /Choose one \(buttons in the Guarded Kernels panel: Kernel > Show Guarded Kernels, or click Guard in the status bar\):/);
+    assert.match(await notice.innerText(), /Resume \(the panel, or guardctl resume\): continue anyway; jupyter-guard pauses it again at /);
     assert.ok((await read()).used >= 0.9 * 600 * MiB);
     if (lab) {
       assert.match(await item(page).innerText(), /^Guard: .* · PAUSED$/);

@@ -55,7 +55,8 @@ for (const ui of ['lab', 'notebook']) {
     // Then the pause notice, which says what to do.
     const notice = await waitOutput(page, 1, 'jupyter-guard paused the kernel before it ran out of memory.');
     const text = await notice.innerText();
-    assert.match(text, /Interrupt \(■, or Kernel > Interrupt Kernel\): ends this cell; the kernel and its variables survive\./);
+    // jupyter-guard's lab extension is loaded (lib/jupyter.mjs): the notice names its panel too.
+    assert.match(text, /Interrupt \(■, Kernel > Interrupt Kernel, or the panel\): ends this cell; the kernel and its variables survive\./);
     await notice.scrollIntoViewIfNeeded();
     if (ui === 'lab') await screenshot(page, join(SCREENSHOTS, 'pause-notice.png'));
 

@@ -81,6 +81,9 @@ type Guard struct {
 	thaws     int    // counts thaws: a pause decided before one is dropped
 	// interruptEnds names the kernel when an interrupt ends it.
 	interruptEnds string
+	// panel: the Jupyter server that started the kernel shows the guarded
+	// kernels panel (jupyter-guard's server extension said so).
+	panel bool
 }
 
 type post struct {
@@ -410,6 +413,14 @@ func (g *Guard) SetInterruptEnds(kernel string) {
 	g.mu.Unlock()
 }
 
+// SetPanel tells the guard that the user's Jupyter has the guarded kernels
+// panel, with Resume, Interrupt and Restart: the pause notice then names it.
+func (g *Guard) SetPanel(on bool) {
+	g.mu.Lock()
+	g.panel = on
+	g.mu.Unlock()
+}
+
 // Paused tells whether the guard holds the kernel stopped.
 func (g *Guard) Paused() bool {
 	g.mu.Lock()
@@ -733,5 +744,5 @@ func (g *Guard) facts(c *ledger.Cell, used, inFlight uint64, d decide.Decision) 
 	return notice.Facts{Used: used, Budget: b.Limit, Figure: b.Figure, Source: b.Source, Action: b.Action,
 		Line: d.Line, Next: next, Growth: c.Growth, Rate: c.Rate,
 		Again: done.Acted > 1, Unstopped: done.Unstopped, Fill: c.Fill, Room: d.Room, InFlight: inFlight, Short: decide.Short(b, used, inFlight),
-		InterruptEnds: g.interruptEnds}
+		InterruptEnds: g.interruptEnds, Panel: g.panel}
 }

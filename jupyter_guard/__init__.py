@@ -13,6 +13,8 @@ wheel installs it under etc/jupyter/jupyter_server_config.d/)."""
 
 from __future__ import annotations
 
+import os
+
 from .handlers import setup_handlers
 from .metrics import register_collector
 
@@ -28,6 +30,9 @@ def _jupyter_labextension_paths() -> list[dict[str, str]]:
 
 
 def _load_jupyter_server_extension(server_app) -> None:
+    # The kernels this server starts inherit it: their pause notices then
+    # name the panel's buttons (guard/notice).
+    os.environ["JUPYTER_GUARD_PANEL"] = "1"
     setup_handlers(server_app.web_app, server_app.log)
     register_collector(server_app.log)
     server_app.log.info("jupyter-guard: /jupyter-guard/ and /metrics figures from %s", _guardctl_for_log())

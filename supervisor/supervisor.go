@@ -99,6 +99,9 @@ func Run(cfg Config) error {
 	}
 	s.guard = g
 	defer g.Close()
+	// jupyter-guard's server extension sets this in the Jupyter server's
+	// environment, which the kernels it starts inherit.
+	g.SetPanel(os.Getenv("JUPYTER_GUARD_PANEL") != "")
 	// The first usage_request then has the host's CPU use since now to
 	// report, not nothing (psutil's first cpu_percent() is meaningless).
 	if _, err := s.cpu.Host(); err != nil {

@@ -107,7 +107,7 @@ def kernel_id(server):
         st, ks = server.call("GET", "/jupyter-guard/kernels")
         return st == 200 and any(x["kernel_id"] == k["id"] and x["state"] == "idle" for x in ks)
 
-    wait_until(listed, 60, "the guarded kernel to be listed idle by /jupyter-guard/kernels")
+    wait_until(listed, 60, "the guarded kernel to be listed idle by /jupyter-guard/kernels", interval=0.5)
     yield k["id"]
     server.call("DELETE", f"/api/kernels/{k['id']}")
 
@@ -145,6 +145,15 @@ def test_actions(server, kernel_id):
     assert body.get("actions", {}).get("interrupt", 0) == 0, "a user's interrupt is not the guard's"
 
 
+def test_kernels_started_by_the_server_name_the_panel(server, kernel_id):
+    """The server extension sets JUPYTER_GUARD_PANEL for the kernels the
+    server starts: their pause notices name the panel (guard/notice)."""
+    _, ks = server.call("GET", "/jupyter-guard/kernels")
+    [k] = [x for x in ks if x["kernel_id"] == kernel_id]
+    env = Path(f"/proc/{k['proxy_pid']}/environ").read_bytes().split(b"\0")
+    assert b"JUPYTER_GUARD_PANEL=1" in env
+
+
 def test_unknown_and_malformed_kernels(server, kernel_id):
     status, body = server.call("POST", "/jupyter-guard/kernels/ffffffff/interrupt")
     assert status == 404 and "no guarded kernel matches" in body["error"], (status, body)
@@ -165,6 +174,22 @@ def test_metrics_has_the_kernel(server, kernel_id):
     assert any(ln.startswith("jupyter_guard_state{") and 'state="idle"' in ln and ln.endswith(" 1.0") for ln in lines), lines
     # jupyter_server's own figures are still there.
     assert "http_request_duration_seconds" in text
+
+
+def test_restart(server, kernel_id):
+    """Last of the module's tests on the kernel: it restarts."""
+    _, ks = server.call("GET", "/jupyter-guard/kernels")
+    [before] = [x for x in ks if x["kernel_id"] == kernel_id]
+    status, body = server.call("POST", f"/jupyter-guard/kernels/{kernel_id}/restart")
+    assert status == 200 and body["kernel_id"] == kernel_id, (status, body)
+
+    def restarted():
+        _, ks = server.call("GET", "/jupyter-guard/kernels")
+        k = next((x for x in ks if x["kernel_id"] == kernel_id), None)
+        return k if k and k["state"] == "idle" and k.get("kernel_pid") not in (None, before["kernel_pid"]) else None
+
+    after = wait_until(restarted, 60, "the kernel to come back idle with a new process", interval=0.5)
+    assert after["proxy_pid"] == before["proxy_pid"], "the proxy stays; the kernel behind it is new"
 
 
 # ------------------------------------------------ the collector on its own

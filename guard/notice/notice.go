@@ -41,6 +41,9 @@ type Facts struct {
 	// the cell ("xeus-python 0.19.0"): no notice may then promise that the
 	// kernel survives one.
 	InterruptEnds string
+	// Panel: the user's JupyterLab or Notebook 7 has jupyter-guard's
+	// guarded kernels panel, with Resume, Interrupt and Restart.
+	Panel bool
 }
 
 // Warning is posted when the warning threshold is crossed.
@@ -88,14 +91,19 @@ func Paused(f Facts) string {
 	if f.Unstopped {
 		interrupt = "tries again; if it does not stop the cell either (C code, a kernel that ignores it), restart."
 	}
+	choose, resumeHow, interruptHow := "Choose one (guardctl runs in a terminal):", "guardctl resume", "Interrupt (■, or Kernel > Interrupt Kernel)"
+	if f.Panel {
+		choose = "Choose one (buttons in the Guarded Kernels panel: Kernel > Show Guarded Kernels, or click Guard in the status bar):"
+		resumeHow, interruptHow = "Resume (the panel, or guardctl resume)", "Interrupt (■, Kernel > Interrupt Kernel, or the panel)"
+	}
 	return lines(
 		head,
 		"  "+f.usage()+";",
 		"  "+f.reached("pause")+".",
 		"Left running, the kernel would be killed by the OOM killer and its variables lost.",
-		"Choose one (guardctl runs in a terminal):",
-		"  Interrupt (■, or Kernel > Interrupt Kernel): "+interrupt,
-		"  guardctl resume: "+resume,
+		choose,
+		"  "+interruptHow+": "+interrupt,
+		"  "+resumeHow+": "+resume,
 		"  Restart the kernel (Kernel > Restart Kernel): gives all its memory back; its variables are lost.",
 	)
 }

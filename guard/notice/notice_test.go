@@ -63,6 +63,9 @@ func TestGolden(t *testing.T) {
 	// xeus-python exits on SIGINT: nothing may promise that it survives.
 	xeus, xeusPaused, xeusInterrupted := tree, paused, interrupted
 	xeus.InterruptEnds, xeusPaused.InterruptEnds, xeusInterrupted.InterruptEnds = "xeus-python 0.19.0", "xeus-python 0.19.0", "xeus-python 0.19.0"
+	// jupyter-guard's lab extension is there: the notice names its panel.
+	panel := paused
+	panel.Panel = true
 
 	for name, text := range map[string]string{
 		"warning":                 Warning(cgroupFacts),
@@ -84,6 +87,7 @@ func TestGolden(t *testing.T) {
 		"resumed-last":            Resumed(again),
 		"warning-ends-kernel":     Warning(xeus),
 		"paused-ends-kernel":      Paused(xeusPaused),
+		"paused-panel":            Paused(panel),
 		"interrupted-ends-kernel": Interrupted(xeusInterrupted),
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -14,7 +14,7 @@ export class GuardPanel extends Widget {
     this.id = 'jupyter-guard-panel';
     this.addClass('jp-GuardPanel');
     this.title.caption = 'jupyter-guard: guarded kernels';
-    this.node.innerHTML = '<h2>Guarded kernels</h2><div class="jp-GuardPanel-error" role="alert"></div>' +
+    this.node.innerHTML = '<h2>Guarded Kernels</h2><div class="jp-GuardPanel-error" role="alert"></div>' +
       '<ul class="jp-GuardPanel-kernels"></ul>' +
       '<p class="jp-GuardPanel-none">No guarded kernel is running.</p>' +
       '<h3 class="jp-GuardPanel-cellsTitle"></h3><table class="jp-GuardPanel-cells"><tbody></tbody></table>';
