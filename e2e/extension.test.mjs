@@ -10,6 +10,7 @@
 // kernel's figures.
 
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { GUARDED, notebook } from './lib/jupyter.mjs';
@@ -43,6 +44,16 @@ function parseItem(text) {
   if (!m) return null;
   const scale = { B: 1, KiB: 2 ** 10, MiB, GiB: 2 ** 30 };
   return { used: Number(m[1]) * scale[m[2]], budget: Number(m[3]) * scale[m[4]], state: m[5] };
+}
+
+const IDLE_WINDOW = 20_000;
+
+/** CPU time of a process and its reaped children (the guardctl runs), in seconds. */
+function cpuSeconds(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // The fields after the command's closing parenthesis: utime is the 12th.
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / 100; // clock ticks: 100 a second on Linux
 }
 
 /** What the server extension says of every guarded kernel (guardctl status --json). */
@@ -202,6 +213,17 @@ for (const ui of ['lab', 'notebook']) {
     const gaps = polls.slice(1).map((t, i) => t - polls[i])
       .filter((_, i) => !actions.some((a) => a <= polls[i + 1] && polls[i + 1] - a < 1500));
     assert.deepEqual(gaps.filter((g) => g < 900), [], 'gaps between polls shorter than a second (ms)');
+
+    // Idle, with the panel open: what the server spends, the guardctl runs
+    // it waits for included, stays under 1 % of a CPU.
+    if (lab) {
+      const before = cpuSeconds(server.proc.pid);
+      const t0 = Date.now();
+      await sleep(IDLE_WINDOW);
+      const share = (cpuSeconds(server.proc.pid) - before) / ((Date.now() - t0) / 1000);
+      console.log(`jupyter server's CPU while idle with the panel open: ${(share * 100).toFixed(2)} %`);
+      assert.ok(share < 0.01, `the server used ${(share * 100).toFixed(2)} % of a CPU while idle`);
+    }
 
     const shown = await seen(page);
     assert.deepEqual(shown.dialogs, [], 'no dialog opened');

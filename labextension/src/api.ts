@@ -51,13 +51,15 @@ async function request<T>(path: string, init: RequestInit = {}): Promise<T> {
   return body as T;
 }
 
-// The status-bar item and the panel share one answer a second: together
-// they never poll more often than that. fresh (after an action) asks again.
+// The status-bar item and the panel share answers: one younger than maxAge
+// ms (at least a second) is reused, so together they never ask more often
+// than once a second, and while idle, no more often than either alone.
+// fresh (after an action) asks again.
 let last: { at: number; answer: Promise<IKernelState[]> } | null = null;
 
-export function kernels(fresh = false): Promise<IKernelState[]> {
+export function kernels(fresh = false, maxAge = 1000): Promise<IKernelState[]> {
   const now = Date.now();
-  if (!fresh && last && now - last.at < 1000) {
+  if (!fresh && last && now - last.at < Math.max(maxAge, 1000)) {
     return last.answer;
   }
   const answer = request<IKernelState[]>('kernels');

@@ -2,15 +2,29 @@
 // shows them, with Resume, Interrupt and Restart, and the per-cell ledger
 // (`guardctl cells`) of the one selected. It polls every 2 s while shown.
 
-import { Dialog, showDialog } from '@jupyterlab/apputils';
+import { Dialog, ISessionContext, showDialog } from '@jupyterlab/apputils';
+import { INotebookTracker } from '@jupyterlab/notebook';
 import { Widget } from '@lumino/widgets';
 import { Action, act, cells, formatBytes, IKernelState, kernels, memoryText, stateText } from './api';
 
+// Every 2 s while a kernel runs or is paused, every 5 s while all idle.
 const PANEL_MS = 2000;
+const PANEL_IDLE_MS = 5000;
 
 export class GuardPanel extends Widget {
-  constructor() {
+  constructor(tracker: INotebookTracker) {
     super();
+    // The notebook in front starting a cell: look now, not at the idle pace.
+    const follow = () => {
+      const ctx = tracker.currentWidget?.sessionContext;
+      if (ctx && ctx !== this.followed) {
+        this.followed?.statusChanged.disconnect(this.onStatus, this);
+        ctx.statusChanged.connect(this.onStatus, this);
+        this.followed = ctx;
+      }
+    };
+    tracker.currentChanged.connect(follow);
+    follow();
     this.id = 'jupyter-guard-panel';
     this.addClass('jp-GuardPanel');
     this.title.caption = 'jupyter-guard: guarded kernels';
@@ -24,19 +38,35 @@ export class GuardPanel extends Widget {
   async refresh(fresh = false): Promise<void> {
     window.clearTimeout(this.timer);
     try {
-      this.kernels = await kernels(fresh);
+      this.kernels = await kernels(fresh, this.running ? PANEL_MS - 500 : PANEL_IDLE_MS - 500);
       this.showError('');
       if (this.selected && !this.kernels.some((k) => k.kernel_id === this.selected)) {
         this.selected = null;
       }
       this.selected = this.selected ?? this.kernels[0]?.kernel_id ?? null;
       this.render();
-      await this.renderCells();
+      // The ledger only when it may have changed: a cell ran, or runs.
+      const sel = this.kernels.find((k) => k.kernel_id === this.selected);
+      const mark = sel ? JSON.stringify([sel.state, sel.last_cell]) : '';
+      if (fresh || mark !== this.ledgerMark || sel?.state === 'busy' || sel?.state === 'paused') {
+        this.ledgerMark = mark;
+        await this.renderCells();
+      }
     } catch (err) {
       this.showError(String((err as Error).message ?? err));
     }
     if (this.isVisible) {
-      this.timer = window.setTimeout(() => void this.refresh(), PANEL_MS);
+      // The notebook in front may have gone busy after this answer was made.
+      this.running = this.kernels.some((k) => k.state !== 'idle' && k.state !== 'dead') ||
+        this.followed?.kernelDisplayStatus === 'busy';
+      this.timer = window.setTimeout(() => void this.refresh(), this.running ? PANEL_MS : PANEL_IDLE_MS);
+    }
+  }
+
+  private onStatus(_: unknown, status: string): void {
+    if (status === 'busy' && !this.running && this.isVisible) {
+      this.running = true; // and so a fresher answer than the idle pace's
+      void this.refresh();
     }
   }
 
@@ -163,5 +193,8 @@ export class GuardPanel extends Widget {
 
   private kernels: IKernelState[] = [];
   private selected: string | null = null;
+  private ledgerMark = '';
+  private running = true;
+  private followed: ISessionContext | null = null;
   private timer: number | undefined;
 }

@@ -88,7 +88,8 @@ export class GuardStatus extends Widget {
       return;
     }
     try {
-      const all = await kernels();
+      // Idle, an answer the panel got since the last look will do.
+      const all = await kernels(false, this.delay > FAST_MS ? this.delay - 500 : FAST_MS);
       if (id !== this.kernelId) {
         return;
       }
