@@ -87,13 +87,14 @@ e2e-deps: $(E2E_DEPS)
 LAB_DEPS := labextension/node_modules/.installed
 LAB_EXT := bin/labextension/jupyter-guard/package.json
 
-labextension: venvs $(LAB_EXT)
+labextension: $(LAB_EXT)
 
 $(LAB_DEPS): labextension/package.json labextension/package-lock.json
 	cd labextension && npm ci --no-audit --no-fund
 	@touch $@
 
 $(LAB_EXT): $(LAB_DEPS) labextension/tsconfig.json $(wildcard labextension/src/*.ts labextension/style/*)
+	@scripts/test-venvs .venv
 	cd labextension && node_modules/.bin/tsc && $(VENV)/bin/jupyter-builder build .
 
 $(E2E_DEPS): e2e/package.json e2e/package-lock.json
