@@ -25,10 +25,6 @@ def _jupyter_server_extension_points() -> list[dict[str, str]]:
     return [{"module": "jupyter_guard"}]
 
 
-def _jupyter_labextension_paths() -> list[dict[str, str]]:
-    return [{"src": "labextension", "dest": "jupyter-guard"}]
-
-
 def _load_jupyter_server_extension(server_app) -> None:
     # The kernels this server starts inherit it: their pause notices then
     # name the panel's buttons (guard/notice).

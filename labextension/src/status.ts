@@ -25,6 +25,8 @@ export class GuardStatus extends Widget {
     this.node.setAttribute('role', 'button');
     this.node.addEventListener('click', () => this.onClick());
     tracker.currentChanged.connect(this.follow, this);
+    // The kernelspecs may arrive after the notebook's kernel: look again then.
+    specs.specsChanged.connect(this.check, this);
     document.addEventListener('visibilitychange', () => this.schedule(0));
     this.follow();
   }
