@@ -4,6 +4,8 @@
 // each cell (MIME type and text of every output) must be identical: text
 // streams, results, rich HTML and Markdown, an SVG, a display updated in
 // place, a line read from the user with input(), and a traceback.
+// jupyter-guard's lab extension shows its status-bar item, and asks the
+// server, only for the guarded one.
 
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -62,11 +64,21 @@ story('normal notebook: the guarded kernel renders the same outputs as the plain
   // Tall enough for every cell to be on screen in the screenshot.
   await page.setViewportSize({ width: 1280, height: 1500 });
 
+  // jupyter-guard's lab extension asks the server only about guarded kernels.
+  const polls = [];
+  page.on('request', (r) => {
+    if (new URL(r.url()).pathname.startsWith('/jupyter-guard/')) polls.push(r.url());
+  });
+
   await openNotebook(page, server, 'plain.ipynb', PLAIN);
   const plain = await runAll(page);
+  assert.deepEqual(polls, [], 'the extension polled while the plain kernel ran');
+  assert.equal(await page.locator('.jp-GuardStatus:visible').count(), 0, 'a guard item for the plain kernel');
 
   await openNotebook(page, server, 'guarded.ipynb', GUARDED);
   const guarded = await runAll(page);
+  assert.ok(polls.length > 0, 'the extension polled for the guarded kernel');
+  await page.locator('.jp-GuardStatus', { hasText: / · idle$/ }).waitFor();
   await cell(page, 0).scrollIntoViewIfNeeded();
   await screenshot(page, join(SCREENSHOTS, 'normal.png'));
 
