@@ -16,24 +16,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { GUARDED, notebook } from './lib/jupyter.mjs';
 import { TIMEOUT, openNotebook, outputs, runCell, seen, waitIdle, waitOutput, waitRan } from './lib/browser.mjs';
 import { SCREENSHOTS, story } from './lib/story.mjs';
+import { GROW, KEPT, LIMIT } from './lib/memory.mjs';
 
-const LIMIT = '600MiB';
 const MiB = 2 ** 20;
 
-const CELLS = [
-  'kept = "defined before the big cell"\nprint(kept)',
-  // As in memory.test.mjs: 2 MiB at a time, about 100 MiB/s at most, up
-  // to 1 GiB, far past the pause line.
-  [
-    'import time',
-    'chunks = []',
-    'for i in range(512):',
-    '    chunks.append(b"x" * (2 << 20))',
-    '    time.sleep(0.02)',
-    'print("the cell finished: jupyter-guard did not stop it")',
-  ].join('\n'),
-  'print(kept, len(chunks) > 0)',
-];
+const CELLS = [KEPT, GROW, 'print(kept, len(chunks) > 0)'];
 
 /** The status-bar item of jupyter-guard. */
 const item = (page) => page.locator('.jp-GuardStatus');

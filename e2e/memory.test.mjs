@@ -11,28 +11,9 @@ import { join } from 'node:path';
 import { GUARDED, notebook } from './lib/jupyter.mjs';
 import { cell, openNotebook, outputs, prompt, runCell, screenshot, seen, toolbarButton, waitIdle, waitOutput, waitRan } from './lib/browser.mjs';
 import { SCREENSHOTS, story } from './lib/story.mjs';
+import { GROW, KEPT, LIMIT } from './lib/memory.mjs';
 
-// The budget, set in the server's environment, which the kernels inherit.
-// An idle ipykernel uses ~70 MiB of it; the warning comes at 80% (480 MiB),
-// the pause at 95% (570 MiB).
-const LIMIT = '600MiB';
-
-const CELLS = [
-  'kept = "defined before the big cell"\nprint(kept)',
-  // Grows 2 MiB at a time, each byte written so it counts in RSS, about
-  // 100 MiB/s at most: slow enough that the guard samples it between the
-  // warning and the pause line even on a busy machine. It stops at 1 GiB:
-  // far past the pause line, harmless to the machine if the guard failed.
-  [
-    'import time',
-    'chunks = []',
-    'for i in range(512):',
-    '    chunks.append(b"x" * (2 << 20))',
-    '    time.sleep(0.02)',
-    'print("the cell finished: jupyter-guard did not stop it")',
-  ].join('\n'),
-  'print(kept)',
-];
+const CELLS = [KEPT, GROW, 'print(kept)'];
 
 for (const ui of ['lab', 'notebook']) {
   const where = ui === 'lab' ? 'JupyterLab' : 'Notebook 7';
