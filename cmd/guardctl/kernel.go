@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"syscall"
 
 	"github.com/jupyter-guard/jupyter-guard/guard/config"
 	"github.com/jupyter-guard/jupyter-guard/kernelspec"
@@ -22,6 +24,12 @@ func init() {
 }
 
 func runKernel(args []string) error {
+	// jupyter_client 8.10 interrupts a kernel before it shuts it down, and
+	// a shutdown right after the start sent the SIGINT before the
+	// supervisor took it over: Go's default ended the proxy (CI saw exit
+	// -2). Until then there is no cell to interrupt; supervisor.Run's
+	// Notify takes SIGINT back.
+	signal.Ignore(syscall.SIGINT)
 	fs := flag.NewFlagSet("kernel", flag.ContinueOnError)
 	connFile := fs.String("f", "", "Jupyter's connection file")
 	interruptMode := fs.String("interrupt-mode", "signal", "the wrapped kernel's interrupt_mode: signal or message")
