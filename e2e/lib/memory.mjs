@@ -1,4 +1,6 @@
-// The budget and cells the memory stories share.
+// The budget, cells and checks the memory stories share.
+
+import { outputs, waitIdle, waitOutput, waitRan } from './browser.mjs';
 
 // The budget, set in the server's environment, which the kernels inherit.
 // An idle ipykernel uses ~70 MiB of it; the warning comes at 80% (480 MiB),
@@ -20,3 +22,15 @@ export const GROW = [
   '    time.sleep(0.02)',
   'print("the cell finished: jupyter-guard did not stop it")',
 ].join('\n');
+
+/**
+ * Waits for the interrupted cell `index` to end with KeyboardInterrupt and
+ * the kernel to be idle; returns what the cell printed on stdout, which
+ * must be nothing for a cell the guard stopped before it finished.
+ */
+export async function interruptedOutput(page, index) {
+  await waitOutput(page, index, 'KeyboardInterrupt');
+  await waitRan(page, index);
+  await waitIdle(page);
+  return outputs(page, index).and(page.locator('[data-mime-type="application/vnd.jupyter.stdout"]')).allInnerTexts();
+}
