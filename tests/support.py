@@ -10,6 +10,7 @@ import hmac
 import json
 import os
 import queue
+import shutil
 import struct
 import time
 import uuid
@@ -453,6 +454,14 @@ def missing(reason: str):
     if os.environ.get("JUPYTER_GUARD_TEST_STRICT") == "1":
         pytest.fail(f"missing from the test environment (make test provides it): {reason}")
     pytest.skip(reason)
+
+
+def promtool() -> str:
+    """Prometheus's checker of the text format."""
+    path = shutil.which("promtool")
+    if path is None:
+        missing("promtool: Debian's prometheus (.ci/run installs it)")
+    return path
 
 
 # ------------------------------------------------------------ memory cgroups

@@ -17,8 +17,9 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from jupyter_client import BlockingKernelClient
 
-from support import wait_until
+from support import collect, promtool, wait_until
 
 REPO = Path(__file__).resolve().parent.parent
 PYTHON = REPO / ".venv" / "bin" / "python"
@@ -174,6 +175,50 @@ def test_metrics_has_the_kernel(server, kernel_id):
     assert any(ln.startswith("jupyter_guard_state{") and 'state="idle"' in ln and ln.endswith(" 1.0") for ln in lines), lines
     # jupyter_server's own figures are still there.
     assert "http_request_duration_seconds" in text
+
+
+def metric(text: str, name: str, kernel_id: str, **labels: str) -> float | None:
+    """The value of the sample of name for kernel_id (and labels) in a
+    /metrics page, or None when there is none."""
+    for ln in text.splitlines():
+        if ln.startswith(name + "{") and f'kernel_id="{kernel_id}"' in ln \
+                and all(f'{k}="{v}"' in ln for k, v in labels.items()):
+            return float(ln.rsplit(" ", 1)[1])
+    return None
+
+
+def test_metrics_of_two_kernels_one_dead_of_a_segfault(server, kernel_id):
+    """A second guarded kernel of the server dies of a segfault: /metrics
+    has both kernels' memory, and that death counted under its cause only."""
+    status, k = server.call("POST", "/api/kernels", {"name": "ipykernel7-guarded"})
+    assert status == 201, k
+    kc = BlockingKernelClient(connection_file=str(Path(os.environ["JUPYTER_RUNTIME_DIR"]) / f"kernel-{k['id']}.json"))
+    kc.load_connection_file()
+    kc.start_channels()
+    try:
+        kc.wait_for_ready(timeout=60)
+        run = collect(kc, kc.execute("import ctypes; ctypes.string_at(0)"))
+        assert run.reply["content"]["status"] == "error", run.reply
+
+        def counted():
+            status, text = server.call("GET", "/metrics")
+            assert status == 200
+            # The guard restarts the kernel: its memory is the new one's once it is up.
+            return text if metric(text, "jupyter_guard_deaths_total", k["id"], cause="segfault") == 1 \
+                and metric(text, "jupyter_guard_state", k["id"], state="idle") == 1 else None
+
+        text = wait_until(counted, 60, "the segfault counted on /metrics, the kernel back", interval=0.5)
+        for kid in (kernel_id, k["id"]):
+            used = metric(text, "jupyter_guard_memory_used_bytes", kid)
+            assert used is not None and 10 * MiB < used < 500 * MiB, (kid, used)
+        assert metric(text, "jupyter_guard_deaths_total", kernel_id, cause="segfault") == 0, text
+        # The guard's families pass promtool as they are served (jupyter_server's own are its business).
+        guard = "\n".join(ln for ln in text.splitlines() if "jupyter_guard_" in ln) + "\n"
+        check = subprocess.run([promtool(), "check", "metrics"], input=guard, capture_output=True, text=True)
+        assert check.returncode == 0, f"promtool check metrics:\n{check.stdout}{check.stderr}\n{guard}"
+    finally:
+        kc.stop_channels()
+        server.call("DELETE", f"/api/kernels/{k['id']}")
 
 
 def test_restart(server, kernel_id):

@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import queue
 import re
-import shutil
 import socket
 import subprocess
 import time
@@ -25,7 +24,7 @@ import pytest
 from jupyter_client.kernelspec import KernelSpecManager
 
 from conftest import KERNEL_ENVS, Kernel
-from support import as_jupyter_starts_it, children_of, collect, missing, near, tree_rss, wait_until
+from support import as_jupyter_starts_it, children_of, collect, near, promtool, tree_rss, wait_until
 from test_other_kernels_guarded import other_kernels  # noqa: F401 — the plain specs of bash_kernel and xeus-python
 
 MiB = 1 << 20
@@ -197,13 +196,6 @@ def metrics(guardctl: Path) -> str:
     r = subprocess.run([str(guardctl), "metrics"], capture_output=True, text=True, timeout=60, env=env)
     assert r.returncode == 0, f"guardctl metrics exited {r.returncode}:\n{r.stderr}"
     return r.stdout
-
-
-def promtool() -> str:
-    path = shutil.which("promtool")
-    if path is None:
-        missing("promtool: Debian's prometheus (.ci/run installs it)")
-    return path
 
 
 def test_metrics_pass_promtool_and_name_each_kernel(k7, bash, guardctl):
