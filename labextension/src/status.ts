@@ -11,7 +11,7 @@ import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { KernelSpec } from '@jupyterlab/services';
 import { ISignal, Signal } from '@lumino/signaling';
 import { Widget } from '@lumino/widgets';
-import { IKernelState, kernels, memoryText, stateText } from './api';
+import { IKernelState, formatBytes, kernels, memoryText, stateText } from './api';
 
 export const FAST_MS = 1000;
 export const IDLE_MS = 5000;
@@ -117,7 +117,8 @@ export class GuardStatus extends Widget {
       this.node.title = this.error ? `jupyter-guard: ${this.error}` : 'jupyter-guard: waiting for the kernel';
       return;
     }
-    this.node.textContent = `Guard: ${memoryText(s.memory)} · ${stateText(s.state)}`;
+    const gpu = gpuText(s);
+    this.node.textContent = `Guard: ${memoryText(s.memory)}${gpu ? ` · ${gpu}` : ''} · ${stateText(s.state)}`;
     const lines = [
       `jupyter-guard, kernel ${s.kernel_id.slice(0, 8)}`,
       `memory ${memoryText(s.memory)}; budget from ${s.memory.limit_source}`,
@@ -125,9 +126,10 @@ export class GuardStatus extends Widget {
     if (s.memory.limit_unseen) {
       lines.push(`a limit the guard cannot read may bind: ${s.memory.limit_unseen}`);
     }
-    const gpu = (s.gpu ?? []).reduce((a, g) => a + g.used_bytes, 0);
-    if (s.gpu?.length) {
-      lines.push(s.gpu_unknown ? `GPU: unknown (${s.gpu_unknown})` : `GPU memory ${Math.round(gpu / 2 ** 20)} MiB`);
+    if (s.gpu_unknown) {
+      lines.push(`GPU memory unknown: ${s.gpu_unknown}`);
+    } else if (gpu) {
+      lines.push(`${gpu} on ${s.gpu!.map((g) => `GPU ${g.index} (${g.name})`).join(', ')}`);
     }
     if (s.state === 'paused') {
       lines.push('PAUSED before it ran out of memory: click for Resume, Interrupt, Restart');
@@ -147,4 +149,16 @@ export class GuardStatus extends Widget {
   private timer: number | undefined;
   private delay = 0;
   private _activeStateChanged = new Signal<this, void>(this);
+}
+
+/**
+ * The kernel's GPU memory when it holds any: "GPU 3.2 GiB"; "GPU ?" when
+ * NVML could not say (the tooltip says why); nothing on machines without one.
+ */
+export function gpuText(s: IKernelState): string {
+  if (s.gpu_unknown) {
+    return 'GPU ?';
+  }
+  const used = (s.gpu ?? []).reduce((a, g) => a + g.used_bytes, 0);
+  return used > 0 ? `GPU ${formatBytes(used)}` : '';
 }
