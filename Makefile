@@ -101,7 +101,7 @@ $(E2E_DEPS): e2e/package.json e2e/package-lock.json
 	cd e2e && npm ci --no-audit --no-fund
 	@touch $@
 
-e2e: build venvs e2e-deps labextension
+e2e: build build-nvmlmock venvs e2e-deps labextension
 	@status=0; mkdir -p bin; set -o pipefail; \
 	$(E2E_STEP) || status=1; \
 	echo; echo "== summary: e2e"; \

@@ -10,10 +10,10 @@
 // kernel's figures.
 
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { GUARDED, notebook } from './lib/jupyter.mjs';
+import { ARTIFACTS, GUARDED, notebook } from './lib/jupyter.mjs';
 import { TIMEOUT, openNotebook, runCell, seen, waitOutput } from './lib/browser.mjs';
 import { SCREENSHOTS, story } from './lib/story.mjs';
 import { GROW, KEPT, LIMIT, interruptedOutput } from './lib/memory.mjs';
@@ -25,12 +25,20 @@ const CELLS = [KEPT, GROW, 'print(kept, len(chunks) > 0)'];
 /** The status-bar item of jupyter-guard. */
 const item = (page) => page.locator('.jp-GuardStatus');
 
-/** "Guard: 412 MiB / 600 MiB (69%) · busy" read as { used (bytes), budget, state }. */
+/**
+ * "Guard: 412 MiB / 600 MiB (69%) · busy", or with "· GPU 3.0 GiB" before the
+ * state, read as { used (bytes), budget, gpu (bytes or null), state }.
+ */
 function parseItem(text) {
-  const m = text.match(/^Guard: ([\d.]+) (B|KiB|MiB|GiB) \/ ([\d.]+) (MiB|GiB) \(\d+%\) · (\S+)$/);
+  const m = text.match(/^Guard: ([\d.]+) (B|KiB|MiB|GiB) \/ ([\d.]+) (MiB|GiB) \(\d+%\)(?: · GPU ([\d.]+) (B|KiB|MiB|GiB))? · (\S+)$/);
   if (!m) return null;
   const scale = { B: 1, KiB: 2 ** 10, MiB, GiB: 2 ** 30 };
-  return { used: Number(m[1]) * scale[m[2]], budget: Number(m[3]) * scale[m[4]], state: m[5] };
+  return {
+    used: Number(m[1]) * scale[m[2]],
+    budget: Number(m[3]) * scale[m[4]],
+    gpu: m[5] === undefined ? null : Number(m[5]) * scale[m[6]],
+    state: m[7],
+  };
 }
 
 const IDLE_WINDOW = 20_000;
@@ -212,3 +220,55 @@ for (const ui of ['lab', 'notebook']) {
     assert.deepEqual(shown.dialogs, [], 'no dialog opened');
   });
 }
+
+// The GPU: a kernel that holds GPU memory shows it in the status bar. There
+// is no GPU here: the server's kernels run under guardctl-nvmlmock (make
+// test builds it), whose NVML is go-nvml's mock reading the GPUs' processes
+// from the file JUPYTER_GUARD_NVMLMOCK names, which the story writes with
+// the kernel's real pid. Then Restart in the panel gives a new kernel, which
+// holds no GPU memory.
+const GPU_HELD = 3 * 2 ** 30;
+// In the story's artifacts dir, which its server makes afresh.
+const GPUS = join(ARTIFACTS, 'extension-gpu', 'gpus.json');
+
+story('extension (JupyterLab): GPU memory in the status bar, and Restart in the panel', {
+  name: 'extension-gpu',
+  env: { JUPYTER_GUARD_LIMIT: LIMIT, JUPYTER_GUARD_NVMLMOCK: GPUS },
+  guardctl: 'guardctl-nvmlmock',
+  notebooks: { 'gpu.ipynb': notebook(GUARDED, ['x = 1', 'print(x)']) },
+}, async ({ server, page }) => {
+  await openNotebook(page, server, 'gpu.ipynb', GUARDED);
+  const [kernel] = await guarded(page, server);
+  assert.ok(kernel?.kernel_pid, `the server extension lists the kernel: ${JSON.stringify(kernel)}`);
+  writeFileSync(GPUS, JSON.stringify({ gpus: [{ index: 0, processes: [{ pid: kernel.kernel_pid, used_bytes: GPU_HELD }] }] }));
+
+  // A cell's end measurement reads the GPUs.
+  await runCell(page, 0);
+  const withGPU = await until('the GPU memory in the status bar', async () => {
+    const r = parseItem(await item(page).innerText());
+    return r?.gpu && r.state === 'idle' ? r : null;
+  });
+  assert.equal(withGPU.gpu, GPU_HELD);
+  assert.match(await item(page).getAttribute('title'), /GPU 0 \(Mock NVIDIA A100-SXM4-80GB\)/);
+  await page.locator('.jp-StatusBar-Widget').screenshot({ path: join(SCREENSHOTS, 'extension-statusbar-gpu.png') });
+
+  // Restart from the panel, after its confirmation: a new kernel process,
+  // which the mock's GPU does not list.
+  await item(page).click();
+  const row = page.locator(`#jupyter-guard-panel li[data-kernel-id="${kernel.kernel_id}"]`);
+  await row.getByRole('button', { name: 'Restart', exact: true }).click();
+  await page.locator('.jp-Dialog').getByRole('button', { name: 'Restart', exact: true }).click();
+  const restarted = await until('the kernel back idle with a new process', async () => {
+    const [k] = await guarded(page, server);
+    return k?.state === 'idle' && k.kernel_pid && k.kernel_pid !== kernel.kernel_pid ? k : null;
+  });
+  assert.equal(restarted.kernel_id, kernel.kernel_id, 'the same kernel, restarted behind the proxy');
+  await runCell(page, 1);
+  await until('no GPU memory for the new kernel', async () => {
+    const r = parseItem(await item(page).innerText());
+    return r?.state === 'idle' && r.gpu === null;
+  });
+  // The restart lost x, as a restart does.
+  await waitOutput(page, 1, "NameError: name 'x' is not defined");
+  assert.equal(await page.locator('.jp-Dialog').count(), 0, 'the confirmation closed');
+});

@@ -28,9 +28,12 @@ export const LABEXTENSION = join(REPO, 'bin', 'labextension', 'jupyter-guard');
 const START_TIMEOUT = 120_000;
 const STOP_TIMEOUT = 30_000;
 
-/** The guardctl under test: $JUPYTER_GUARD_BIN, else bin/guardctl (make e2e builds it). */
-export function guardctlPath() {
-  const p = resolve(process.env.JUPYTER_GUARD_BIN || join(REPO, 'bin', 'guardctl'));
+/**
+ * The guardctl under test: $JUPYTER_GUARD_BIN, else bin/guardctl (make e2e
+ * builds it); or another build in bin/ when a story names one.
+ */
+export function guardctlPath(build = null) {
+  const p = resolve(build ? join(REPO, 'bin', build) : process.env.JUPYTER_GUARD_BIN || join(REPO, 'bin', 'guardctl'));
   if (!existsSync(p)) {
     throw new Error(`${p} is missing: run 'make build' (or set JUPYTER_GUARD_BIN)`);
   }
@@ -57,15 +60,17 @@ export function freePort() {
  * env: extra environment for the server, which its kernels inherit
  *      (e.g. { JUPYTER_GUARD_LIMIT: '600MiB' }).
  * notebooks: { 'file.ipynb': nbformat JSON } written into the root dir.
+ * guardctl: another build of guardctl in bin/ to install and run
+ *      (e.g. 'guardctl-nvmlmock', whose GPUs are go-nvml's mock).
  *
  * Returns { url, root, env, log, stop() }.
  */
-export async function startJupyter({ name, env = {}, notebooks = {} }) {
+export async function startJupyter({ name, env = {}, notebooks = {}, guardctl: build = null }) {
   const python = join(VENV, 'bin', 'python');
   if (!existsSync(python)) {
     throw new Error(`${python} is missing: run 'make venvs' (make test and make e2e do) to create the test environments`);
   }
-  const guardctl = guardctlPath();
+  const guardctl = guardctlPath(build);
   const base = mkdtempSync(join(tmpdir(), `guard-e2e-${name}-`));
   const dirs = {
     JUPYTER_DATA_DIR: join(base, 'data'),
