@@ -14,7 +14,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ARTIFACTS, GUARDED, notebook } from './lib/jupyter.mjs';
-import { TIMEOUT, openNotebook, runCell, seen, waitOutput } from './lib/browser.mjs';
+import { openNotebook, runCell, seen, until, waitOutput } from './lib/browser.mjs';
 import { SCREENSHOTS, story } from './lib/story.mjs';
 import { GROW, KEPT, LIMIT, interruptedOutput } from './lib/memory.mjs';
 
@@ -56,17 +56,6 @@ async function guarded(page, server) {
   const resp = await page.request.get(`${server.url}/jupyter-guard/kernels`);
   assert.equal(resp.status(), 200, await resp.text());
   return resp.json();
-}
-
-/** Polls fn until it returns something truthy. */
-async function until(what, fn, timeout = TIMEOUT) {
-  const end = Date.now() + timeout;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
 }
 
 /** The panel's figures of one kernel: "570 MiB / 600 MiB (95%)" as { used, budget, state }. */

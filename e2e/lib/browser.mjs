@@ -8,6 +8,7 @@ import { chromium } from 'playwright-core';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 export const CHROMIUM = process.env.E2E_CHROMIUM || '/usr/bin/chromium';
 
@@ -219,6 +220,17 @@ export async function renderedOutputs(page, i) {
 /** A toolbar button of the notebook in front, by the title users hover. */
 export function toolbarButton(page, title) {
   return notebookPanel(page).locator(`.jp-Toolbar [title="${title}"]`).first();
+}
+
+/** Polls fn until it returns something truthy. */
+export async function until(what, fn, timeout = TIMEOUT) {
+  const end = Date.now() + timeout;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(100);
+  }
 }
 
 /** Saves a screenshot of the page; returns its path. */
