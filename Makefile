@@ -12,9 +12,11 @@
 #                the e2e stories; every summary, the skipped tests and the
 #                combined coverage are repeated at the end. Creates the test
 #                environments .venv, .venv-ipykernel6 and .venv-wheel from
-#                requirements/ first (scripts/test-venvs), and e2e/node_modules from
-#                e2e/package-lock.json. The e2e stories need Debian's Chromium
-#                (/usr/bin/chromium), which .ci/run installs.
+#                requirements/ first (scripts/test-venvs), e2e/node_modules from
+#                e2e/package-lock.json, and bin/resource-usage (jupyter-
+#                resource-usage, for e2e/usage.test.mjs only) from
+#                requirements/resource-usage.txt. The e2e stories need Debian's
+#                Chromium (/usr/bin/chromium), which .ci/run installs.
 #   make e2e     only the e2e stories (e2e/*.test.mjs): real JupyterLab and
 #                Notebook 7 pages in headless Chromium, driven by
 #                playwright-core, on the guarded kernel. They refresh
@@ -37,6 +39,9 @@ E2E_ARGS ?=
 CHROMIUM := /usr/bin/chromium
 # Written once npm ci has installed e2e/package-lock.json.
 E2E_DEPS := e2e/node_modules/.installed
+# jupyter-resource-usage, apart from .venv: only e2e/usage.test.mjs's server
+# loads it (requirements/resource-usage.txt says why).
+RESOURCE_USAGE := bin/resource-usage/.installed
 
 # The guardctl the e2e stories run; make test gives them the -cover build.
 E2E_BIN = $(CURDIR)/bin/guardctl
@@ -81,7 +86,13 @@ wheel:
 	done
 	$(WHEEL_PYTHON) packaging/check_wheel.py dist/*.whl
 
-e2e-deps: $(E2E_DEPS)
+e2e-deps: $(E2E_DEPS) $(RESOURCE_USAGE)
+
+$(RESOURCE_USAGE): requirements/resource-usage.txt
+	@scripts/test-venvs .venv
+	rm -rf $(@D)
+	$(VENV)/bin/python -m pip install -q --disable-pip-version-check --no-deps --require-hashes --target $(@D) -r $<
+	@touch $@
 
 # The prebuilt lab extension; its node_modules come from its own lock file.
 LAB_DEPS := labextension/node_modules/.installed

@@ -10,10 +10,11 @@
 // kernel's figures.
 
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ARTIFACTS, GUARDED, notebook } from './lib/jupyter.mjs';
+import { statFields } from './lib/proc.mjs';
 import { openNotebook, runCell, seen, until, waitOutput } from './lib/browser.mjs';
 import { SCREENSHOTS, story } from './lib/story.mjs';
 import { GROW, KEPT, LIMIT, interruptedOutput } from './lib/memory.mjs';
@@ -45,9 +46,7 @@ const IDLE_WINDOW = 20_000;
 
 /** CPU time of a process and its reaped children (the guardctl runs), in seconds. */
 function cpuSeconds(pid) {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  // The fields after the command's closing parenthesis: utime is the 12th.
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const f = statFields(pid);
   return (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / 100; // clock ticks: 100 a second on Linux
 }
 

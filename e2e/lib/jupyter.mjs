@@ -5,12 +5,13 @@
 // installed there by the project's own `guardctl install`, as a user would.
 
 import { spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { processesMentioning } from './proc.mjs';
 
 export const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const VENV = join(REPO, '.venv');
@@ -24,6 +25,8 @@ export const GUARDED = { name: 'e2e-python3-guarded', display: 'Python 3 (guarde
 
 // jupyter-guard's lab extension as `make labextension` builds it.
 export const LABEXTENSION = join(REPO, 'bin', 'labextension', 'jupyter-guard');
+// jupyter-resource-usage as `make e2e-deps` installs it (pip --target).
+export const RESOURCE_USAGE = join(REPO, 'bin', 'resource-usage');
 
 const START_TIMEOUT = 120_000;
 const STOP_TIMEOUT = 30_000;
@@ -62,10 +65,13 @@ export function freePort() {
  * notebooks: { 'file.ipynb': nbformat JSON } written into the root dir.
  * guardctl: another build of guardctl in bin/ to install and run
  *      (e.g. 'guardctl-nvmlmock', whose GPUs are go-nvml's mock).
+ * kernels: { name: kernel.json } more plain kernelspecs, written beside the
+ *      plain Python one and guarded with it (as "<display_name> (guarded)").
+ * resourceUsage: also load jupyter-resource-usage (its kernel usage panel).
  *
  * Returns { url, root, env, log, stop() }.
  */
-export async function startJupyter({ name, env = {}, notebooks = {}, guardctl: build = null }) {
+export async function startJupyter({ name, env = {}, notebooks = {}, guardctl: build = null, kernels = {}, resourceUsage = false }) {
   const python = join(VENV, 'bin', 'python');
   if (!existsSync(python)) {
     throw new Error(`${python} is missing: run 'make venvs' (make test and make e2e do) to create the test environments`);
@@ -81,14 +87,14 @@ export async function startJupyter({ name, env = {}, notebooks = {}, guardctl: b
   };
   const root = join(base, 'root');
   try {
-    return await serve({ name, env, notebooks, python, guardctl, base, dirs, root });
+    return await serve({ name, env, notebooks, kernels, resourceUsage, python, guardctl, base, dirs, root });
   } catch (err) {
     rmSync(base, { recursive: true, force: true });
     throw err;
   }
 }
 
-async function serve({ name, env, notebooks, python, guardctl, base, dirs, root }) {
+async function serve({ name, env, notebooks, kernels, resourceUsage, python, guardctl, base, dirs, root }) {
   for (const d of [root, ...Object.values(dirs)]) mkdirSync(d, { recursive: true });
 
   const artifacts = join(ARTIFACTS, name);
@@ -100,25 +106,37 @@ async function serve({ name, env, notebooks, python, guardctl, base, dirs, root 
   delete serverEnv.PYTHONPATH;
   for (const k of ['JUPYTER_TOKEN', 'JUPYTER_PORT', 'JUPYTER_PREFER_ENV_PATH']) delete serverEnv[k];
 
-  // The plain kernel, as `python -m ipykernel install` would describe it.
-  const plainDir = join(dirs.JUPYTER_PATH, 'kernels', PLAIN.name);
-  mkdirSync(plainDir, { recursive: true });
-  writeFileSync(join(plainDir, 'kernel.json'), JSON.stringify({
-    argv: [python, '-m', 'ipykernel_launcher', '-f', '{connection_file}'],
-    display_name: PLAIN.display,
-    language: 'python',
-    metadata: { debugger: true },
-  }, null, 1));
+  // The plain kernels: Python as `python -m ipykernel install` would
+  // describe it, and the story's own.
+  const plain = {
+    [PLAIN.name]: {
+      argv: [python, '-m', 'ipykernel_launcher', '-f', '{connection_file}'],
+      display_name: PLAIN.display,
+      language: 'python',
+      metadata: { debugger: true },
+    },
+    ...kernels,
+  };
+  for (const [kernel, spec] of Object.entries(plain)) {
+    if (isAbsolute(spec.argv[0]) && !existsSync(spec.argv[0])) {
+      throw new Error(`${spec.argv[0]} (kernel ${kernel}) is missing: run 'make venvs' (make test and make e2e do)`);
+    }
+    const dir = join(dirs.JUPYTER_PATH, 'kernels', kernel);
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'kernel.json'), JSON.stringify(spec, null, 1));
+  }
 
-  // Its guarded form, installed the way the README tells users to.
-  const install = spawnSync(guardctl, ['install', '--user', '--python', python, '--kernel', PLAIN.name],
+  // Their guarded forms, installed the way the README tells users to.
+  const install = spawnSync(guardctl, ['install', '--user', '--python', python, ...Object.keys(plain).flatMap((k) => ['--kernel', k])],
     { env: serverEnv, encoding: 'utf8' });
   if (install.status !== 0) {
     throw new Error(`guardctl install failed (${install.status}):\n${install.stdout}${install.stderr}`);
   }
-  const guardedSpec = JSON.parse(readFileSync(join(dirs.JUPYTER_DATA_DIR, 'kernels', GUARDED.name, 'kernel.json'), 'utf8'));
-  if (guardedSpec.display_name !== GUARDED.display || guardedSpec.argv[0] !== guardctl) {
-    throw new Error(`unexpected guarded kernelspec: ${JSON.stringify(guardedSpec)}`);
+  for (const [kernel, spec] of Object.entries(plain)) {
+    const guardedSpec = JSON.parse(readFileSync(join(dirs.JUPYTER_DATA_DIR, 'kernels', `${kernel}-guarded`, 'kernel.json'), 'utf8'));
+    if (guardedSpec.display_name !== `${spec.display_name} (guarded)` || guardedSpec.argv[0] !== guardctl) {
+      throw new Error(`unexpected guarded kernelspec: ${JSON.stringify(guardedSpec)}`);
+    }
   }
 
   // A fresh profile asks whether to fetch Jupyter's news; say never, so no
@@ -132,7 +150,31 @@ async function serve({ name, env, notebooks, python, guardctl, base, dirs, root 
     writeFileSync(join(root, file), JSON.stringify(nb, null, 1));
   }
 
-  installGuardExtensions(dirs, base, serverEnv, guardctl);
+  // Python packages of the server's extensions go on its sys.path by a
+  // jupyter_server_config.py, not PYTHONPATH, which the kernels would inherit.
+  const pkgs = join(base, 'python');
+  mkdirSync(pkgs);
+  writeFileSync(join(dirs.JUPYTER_CONFIG_DIR, 'jupyter_server_config.py'),
+    `import sys\nsys.path.insert(0, ${JSON.stringify(pkgs)})\n`);
+  // jupyter-guard's server extension and prebuilt lab extension; the server
+  // extension runs the guardctl under test.
+  installExtension(dirs, pkgs, {
+    pkg: join(REPO, 'jupyter_guard'),
+    config: join(REPO, 'jupyter-config', 'jupyter_server_config.d', 'jupyter_guard.json'),
+    labextension: LABEXTENSION,
+    make: 'make labextension',
+  });
+  serverEnv.JUPYTER_GUARD_GUARDCTL = guardctl;
+  // Only where asked: it samples the server every second and its status-bar
+  // item polls, which the other stories (the idle server's CPU) must not see.
+  if (resourceUsage) {
+    installExtension(dirs, pkgs, {
+      pkg: join(RESOURCE_USAGE, 'jupyter_resource_usage'),
+      config: join(RESOURCE_USAGE, 'etc', 'jupyter', 'jupyter_server_config.d', 'jupyter_resource_usage.json'),
+      labextension: join(RESOURCE_USAGE, 'share', 'jupyter', 'labextensions', '@jupyter-server', 'resource-usage'),
+      make: 'make e2e-deps',
+    });
+  }
 
   const port = await freePort();
   const logPath = join(artifacts, 'jupyter-server.log');
@@ -204,55 +246,38 @@ async function serve({ name, env, notebooks, python, guardctl, base, dirs, root 
   return server;
 }
 
-/** Pids whose command line mentions s (like tests/support.py's processes_mentioning). */
-export function processesMentioning(s) {
-  const pids = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
-    try {
-      const cmd = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
-      if (cmd.includes(s)) pids.push(Number(entry));
-    } catch { /* exited meanwhile */ }
-  }
-  return pids;
-}
-
 /**
- * jupyter-guard's server extension (jupyter_guard/) and prebuilt lab
- * extension, in the server's private Jupyter dirs as the wheel will install
- * them: the config file that enables the server extension, and the lab
- * extension under labextensions/. The package is put on the server's
- * sys.path by a jupyter_server_config.py, not PYTHONPATH, which the kernels
- * would inherit. The server extension runs the guardctl under test.
+ * A server extension and its lab extension in the server's private Jupyter
+ * dirs, as its wheel installs them: the package (pkg) linked into pkgs, on
+ * the server's sys.path; the config file that enables it; the lab extension
+ * under labextensions/, by the name in its package.json (which `make`
+ * builds or installs).
  */
-function installGuardExtensions(dirs, base, serverEnv, guardctl) {
-  if (!existsSync(join(LABEXTENSION, 'package.json'))) {
-    throw new Error(`${LABEXTENSION} is missing: run 'make labextension' (make e2e does)`);
+function installExtension(dirs, pkgs, { pkg, config, labextension, make }) {
+  const manifest = join(labextension, 'package.json');
+  if (!existsSync(manifest)) {
+    throw new Error(`${labextension} is missing: run '${make}' (make e2e does)`);
   }
-  const labext = join(dirs.JUPYTER_PATH, 'labextensions');
-  mkdirSync(labext, { recursive: true });
-  symlinkSync(LABEXTENSION, join(labext, 'jupyter-guard'));
+  const dest = join(dirs.JUPYTER_PATH, 'labextensions', JSON.parse(readFileSync(manifest, 'utf8')).name);
+  mkdirSync(dirname(dest), { recursive: true });
+  symlinkSync(labextension, dest);
 
-  const pkgs = join(base, 'python');
-  mkdirSync(pkgs);
-  symlinkSync(join(REPO, 'jupyter_guard'), join(pkgs, 'jupyter_guard'));
+  symlinkSync(pkg, join(pkgs, basename(pkg)));
   const confd = join(dirs.JUPYTER_CONFIG_DIR, 'jupyter_server_config.d');
   mkdirSync(confd, { recursive: true });
-  copyFileSync(join(REPO, 'jupyter-config', 'jupyter_server_config.d', 'jupyter_guard.json'), join(confd, 'jupyter_guard.json'));
-  writeFileSync(join(dirs.JUPYTER_CONFIG_DIR, 'jupyter_server_config.py'),
-    `import sys\nsys.path.insert(0, ${JSON.stringify(pkgs)})\n`);
-  serverEnv.JUPYTER_GUARD_GUARDCTL = guardctl;
+  copyFileSync(config, join(confd, basename(config)));
 }
 
-/** An nbformat 4 notebook of code cells, for the kernelspec named. */
+/** An nbformat 4 notebook of code cells, for the kernelspec named ({ name, display, language = 'python' }). */
 export function notebook(kernel, sources) {
+  const language = kernel.language ?? 'python';
   return {
     cells: sources.map((source, i) => ({
       cell_type: 'code', execution_count: null, id: `cell-${i}`, metadata: {}, outputs: [], source,
     })),
     metadata: {
-      kernelspec: { name: kernel.name, display_name: kernel.display, language: 'python' },
-      language_info: { name: 'python' },
+      kernelspec: { name: kernel.name, display_name: kernel.display, language },
+      language_info: { name: language },
     },
     nbformat: 4,
     nbformat_minor: 5,
