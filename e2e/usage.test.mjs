@@ -1,13 +1,14 @@
 // Story 5, in JupyterLab: jupyter-resource-usage's Kernel Usage panel
-// (loaded by this story's server only) shows figures for guarded kernels
-// that cannot answer its usage_request themselves: the proxy answers for
-// them. For guarded ipykernel (which could), xeus-python and bash_kernel a
-// cell runs, then the panel, opened from its tab in the right side bar,
-// shows the kernel's process, a child of guardctl, and its memory: the RSS
-// of its whole process tree, within 10 % of what /proc says at that moment.
-// The answer the page got carries the guard's own figures, so it is the
-// proxy's, not the kernel's. Plain xeus-python, as a control, gets no
-// answer: the panel says it timed out.
+// (loaded by this story's server only) shows figures for every guarded
+// kernel: the proxy answers its usage_request, for xeus-python, which
+// cannot, as for ipykernel and bash_kernel (built on ipykernel's base
+// class), which could. For each of the three a cell runs, then the panel,
+// opened from its tab in the right side bar, shows the kernel's process, a
+// child of guardctl, and its memory: the RSS of its whole process tree,
+// within 10 % of what /proc says at that moment. The answer the page got
+// carries the guard's own figures, so it is the proxy's, not the kernel's.
+// Plain xeus-python, as a control, gets no answer: the panel says it timed
+// out.
 
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
