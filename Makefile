@@ -153,6 +153,8 @@ test: build build-nvmlmock venvs e2e-deps labextension
 	export JUPYTER_GUARD_TEST_STRICT=1; \
 	echo "== go vet ./..."; \
 	$(GO) vet ./... || status=1; \
+	echo "== go vet ./... without cgo (the static musllinux wheel; Go without a C compiler)"; \
+	CGO_ENABLED=0 $(GO) vet ./... || status=1; \
 	echo "== go test ./..."; \
 	JUPYTER_GUARD_TEST_PYTHON=$(VENV)/bin/python $(GO) test -json -cover $(GO_TEST_FLAGS) ./... -args -test.gocoverdir=$(COVER)/unit 2>&1 \
 		| $(VENV)/bin/python scripts/go-test-report bin/go-test.log || status=1; \

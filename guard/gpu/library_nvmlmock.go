@@ -1,4 +1,4 @@
-//go:build nvmlmock
+//go:build cgo && nvmlmock
 
 package gpu
 
