@@ -11,14 +11,18 @@ import json
 import os
 import queue
 import shutil
+import socket
 import struct
+import subprocess
 import time
+import urllib.error
+import urllib.request
 import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import pytest
 import zmq
@@ -59,6 +63,71 @@ def as_jupyter_starts_it(**settings):
         for name, value in settings.items():
             mp.setenv(name, str(value))
         yield
+
+
+# ---------------------------------------------------------- Jupyter servers
+
+SERVER_TOKEN = "jupyter-guard-test-token"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    def __init__(self, url: str, proc: subprocess.Popen, log: Path):
+        self.url, self.proc, self.log = url, proc, log
+
+    def call(self, method: str, path: str, body: dict | None = None, token: str | None = SERVER_TOKEN):
+        """(status, parsed JSON or text) of a request."""
+        req = urllib.request.Request(self.url + path, method=method,
+                                     data=None if body is None else json.dumps(body).encode())
+        if token:
+            req.add_header("Authorization", f"token {token}")
+        try:
+            with urllib.request.urlopen(req, timeout=30) as r:
+                status, raw = r.status, r.read()
+        except urllib.error.HTTPError as e:
+            status, raw = e.code, e.read()
+        try:
+            return status, json.loads(raw)
+        except ValueError:
+            return status, raw.decode()
+
+
+@contextmanager
+def jupyter_server(command: list, root: Path, env: dict[str, str], log: Path) -> Iterator[Server]:
+    """Runs command (`jupyter server`, or `python -m jupyter_server`) on a
+    free port of 127.0.0.1 with SERVER_TOKEN, serving root and writing its
+    output to log; yields it once it answers, and stops it after."""
+    port = free_port()
+    args = [*map(str, command), "--no-browser", "--ip=127.0.0.1", f"--port={port}",
+            "--ServerApp.port_retries=0", f"--IdentityProvider.token={SERVER_TOKEN}", f"--ServerApp.root_dir={root}"]
+    if os.getuid() == 0:
+        args.append("--allow-root")
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(args, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    srv = Server(f"http://127.0.0.1:{port}", proc, log)
+
+    def up():
+        assert proc.poll() is None, log.read_text()
+        try:
+            return srv.call("GET", "/api/status")[0] == 200
+        except OSError:
+            return False
+
+    try:
+        wait_until(up, 60, "jupyter server to answer")
+        yield srv
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 # ------------------------------------------------------------------ notices

@@ -9,49 +9,18 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import pytest
 from jupyter_client import BlockingKernelClient
 
-from support import collect, promtool, wait_until
+from support import collect, jupyter_server, promtool, wait_until
 
 REPO = Path(__file__).resolve().parent.parent
 PYTHON = REPO / ".venv" / "bin" / "python"
-TOKEN = "server-ext-test-token"
 MiB = 1 << 20
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Server:
-    def __init__(self, url: str, proc: subprocess.Popen, log: Path):
-        self.url, self.proc, self.log = url, proc, log
-
-    def call(self, method: str, path: str, body: dict | None = None, token: str | None = TOKEN):
-        """(status, parsed JSON or text) of a request."""
-        req = urllib.request.Request(self.url + path, method=method,
-                                     data=None if body is None else json.dumps(body).encode())
-        if token:
-            req.add_header("Authorization", f"token {token}")
-        try:
-            with urllib.request.urlopen(req, timeout=30) as r:
-                status, raw = r.status, r.read()
-        except urllib.error.HTTPError as e:
-            status, raw = e.code, e.read()
-        try:
-            return status, json.loads(raw)
-        except ValueError:
-            return status, raw.decode()
 
 
 @pytest.fixture(scope="module")
@@ -70,33 +39,10 @@ def server(kernelspecs, jupyter_dirs, guardctl, tmp_path_factory):
     (config / "jupyter_server_config.py").write_text(f"import sys\nsys.path.insert(0, {str(pkgs)!r})\n")
     root = tmp / "root"
     root.mkdir()
-    port = free_port()
     env = dict(os.environ, JUPYTER_CONFIG_DIR=str(config), JUPYTER_GUARD_GUARDCTL=str(guardctl),
                JUPYTER_GUARD_LIMIT="2GiB")
-    log = tmp / "server.log"
-    args = [str(PYTHON), "-m", "jupyter_server", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
-            "--ServerApp.port_retries=0", f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={root}"]
-    if os.getuid() == 0:
-        args.append("--allow-root")
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(args, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-    srv = Server(f"http://127.0.0.1:{port}", proc, log)
-
-    def up():
-        assert proc.poll() is None, log.read_text()
-        try:
-            return srv.call("GET", "/api/status")[0] == 200
-        except OSError:
-            return False
-
-    wait_until(up, 60, "jupyter server to answer")
-    yield srv
-    proc.terminate()
-    try:
-        proc.wait(30)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
+    with jupyter_server([PYTHON, "-m", "jupyter_server"], root, env, tmp / "server.log") as srv:
+        yield srv
 
 
 @pytest.fixture(scope="module")
