@@ -4,9 +4,11 @@
 #   make labextension
 #                bin/labextension/jupyter-guard: the prebuilt JupyterLab 4 /
 #                Notebook 7 extension (labextension/, TypeScript, built by
-#                tsc and jupyter-builder from .venv with @jupyter/builder
-#                from labextension/package-lock.json). The e2e stories'
-#                servers load it with the server extension jupyter_guard/.
+#                its package.json's build script, tsc and jupyter-builder,
+#                the latter from .venv, with @jupyter/builder from
+#                labextension/package-lock.json). The e2e stories' servers
+#                load it with the server extension jupyter_guard/, and the
+#                wheel ships it.
 #   make test    go vet, the Go unit tests of every package, the pytest
 #                integration suite against a -cover build of guardctl, then
 #                the e2e stories; every summary, the skipped tests and the
@@ -23,9 +25,12 @@
 #                docs/screenshots/; logs and failure screenshots go to bin/e2e/.
 #   make wheel   dist/: the sdist and the wheels (pip install jupyter-guard):
 #                manylinux_2_17 x86_64 and aarch64 with cgo through zig,
-#                musllinux_1_2 x86_64 static; each checked by
+#                musllinux_1_2 x86_64 static, each with guardctl, the server
+#                extension and the lab extension (make labextension first,
+#                which the sdist then carries); each checked by
 #                packaging/check_wheel.py (auditwheel show, architecture,
-#                static, size). The tools come from .venv-wheel.
+#                static, size, the Jupyter files). The tools come from
+#                .venv-wheel.
 
 SHELL := bash
 GO ?= go
@@ -77,7 +82,9 @@ venvs:
 WHEEL_PLATFORMS := manylinux_2_17_x86_64 manylinux_2_17_aarch64 musllinux_1_2_x86_64
 WHEEL_PYTHON := $(CURDIR)/.venv-wheel/bin/python
 
-wheel:
+# labextension first: the build skips building it when it is there
+# (pyproject.toml), so it must not be stale.
+wheel: labextension
 	@scripts/test-venvs .venv-wheel
 	rm -rf dist
 	$(WHEEL_PYTHON) -m build --sdist -o dist
@@ -106,7 +113,7 @@ $(LAB_DEPS): labextension/package.json labextension/package-lock.json
 
 $(LAB_EXT): $(LAB_DEPS) labextension/tsconfig.json $(wildcard labextension/src/*.ts labextension/style/*)
 	@scripts/test-venvs .venv
-	cd labextension && node_modules/.bin/tsc && $(VENV)/bin/jupyter-builder build .
+	cd labextension && PATH=$(VENV)/bin:$$PATH npm run build
 
 $(E2E_DEPS): e2e/package.json e2e/package-lock.json
 	cd e2e && npm ci --no-audit --no-fund

