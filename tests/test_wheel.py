@@ -1,26 +1,33 @@
-"""The wheel as a user gets it (issue #14): the manylinux x86_64 wheel,
-built as `make wheel` builds it, installed with pip into a fresh venv on a
-PATH with no Go; its guardctl wraps that venv's kernel and runs the demo
-notebook under the guard, and `pip uninstall` takes it away again.
-(`make wheel` builds the other wheels and the sdist; this builds one, to
-keep the suite short.)"""
+"""The wheel as a user gets it (issues #14 and #15): the manylinux x86_64
+wheel, built as `python -m build` builds it, from the sdist, where npm must
+not run (the sdist carries the built lab extension), then installed with
+pip into a fresh venv with JupyterLab and ipykernel, on a PATH with no Go.
+There Jupyter lists its lab extension and its server extension as enabled
+and OK, a `jupyter server` serves /jupyter-guard/kernels through the
+wheel's guardctl, guardctl wraps the venv's kernel and runs the demo
+notebook under the guard, and `pip uninstall` takes it all away again.
+(`make wheel` builds the other wheels; this builds one, to keep the suite
+short.)"""
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
 import pytest
 
 from conftest import REPO
-from support import check_grow_demo
+from support import check_grow_demo, jupyter_server
 
 PLATFORM = "manylinux_2_17_x86_64"
 WHEEL_PYTHON = REPO / ".venv-wheel" / "bin" / "python"
+LABEXTENSION = REPO / "bin" / "labextension" / "jupyter-guard"
 
 
 def sh(*args, env: dict[str, str] | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
@@ -30,37 +37,103 @@ def sh(*args, env: dict[str, str] | None = None, timeout: float = 300) -> subpro
     return r
 
 
+def path_without(*commands: str) -> str:
+    """The user's PATH, minus every directory with one of commands in it."""
+    return os.pathsep.join(d for d in os.environ["PATH"].split(os.pathsep)
+                           if d and not any((Path(d) / c).exists() for c in commands))
+
+
+def listed_under(header: Path | str, r: subprocess.CompletedProcess) -> str:
+    """The indented lines under the line header in a Jupyter listing (its
+    output without colours)."""
+    text = re.sub(r"\x1b\[[0-9;]*m", "", r.stdout + r.stderr)
+    m = re.search(rf"^{re.escape(str(header))}\n((?:[ \t]+\S.*\n?)*)", text, re.M)
+    assert m, f"no {header} in\n{text}"
+    return m[1]
+
+
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
     if not WHEEL_PYTHON.exists():
         pytest.fail(f"{WHEEL_PYTHON} is missing: run scripts/test-venvs .venv-wheel")
+    if not (LABEXTENSION / "package.json").exists():
+        pytest.fail(f"{LABEXTENSION} is missing: run make labextension (make test does)")
     out = tmp_path_factory.mktemp("dist")
-    sh(WHEEL_PYTHON, "-m", "build", "--wheel", "-o", out, REPO,
-       env={**os.environ, "JUPYTER_GUARD_PLATFORM": PLATFORM}, timeout=600)
+    # An npm and a node that fail, ahead on PATH: the build finds neither, as
+    # on a machine without Node.js.
+    no_node = tmp_path_factory.mktemp("no-node")
+    for name in ("npm", "node"):
+        (no_node / name).write_text(f"#!/bin/sh\necho '{name} ran: the sdist must carry the built lab extension' >&2\nexit 1\n")
+        (no_node / name).chmod(0o755)
+    sh(WHEEL_PYTHON, "-m", "build", "-o", out, REPO, timeout=600,
+       env={**os.environ, "JUPYTER_GUARD_PLATFORM": PLATFORM, "PATH": f"{no_node}{os.pathsep}{os.environ['PATH']}"})
     wheels = list(out.glob(f"jupyter_guard-*-py3-none-{PLATFORM}.whl"))
     assert len(wheels) == 1, list(out.iterdir())
     return wheels[0]
 
 
-def test_the_wheel_passes_its_checks(wheel):
-    """auditwheel accepts the tag, guardctl is x86_64, the wheel is small."""
-    sh(WHEEL_PYTHON, REPO / "packaging" / "check_wheel.py", wheel)
+@dataclass(frozen=True)
+class Venv:
+    prefix: Path
+    env: dict[str, str]  # the user's, with the venv's bin first on a PATH with no Go
+
+    @property
+    def bin(self) -> Path:
+        return self.prefix / "bin"
 
 
-def test_install_guard_run_uninstall_without_go(wheel, jupyter_dirs, tmp_path):
-    venv = tmp_path / "venv"
-    sh(sys.executable, "-m", "venv", venv)
-    bin = venv / "bin"
-    # The user's PATH, minus every directory with a go in it.
-    path = os.pathsep.join([str(bin)] + [d for d in os.environ["PATH"].split(os.pathsep)
-                                         if d and not (Path(d) / "go").exists()])
+@pytest.fixture(scope="module")
+def venv(wheel, jupyter_dirs, tmp_path_factory) -> Venv:
+    """A fresh venv with the wheel, and JupyterLab and ipykernel at the
+    suite's pins, as a user's Jupyter environment has them."""
+    prefix = tmp_path_factory.mktemp("wheel-venv") / "venv"
+    sh(sys.executable, "-m", "venv", prefix)
+    path = os.pathsep.join([str(prefix / "bin"), path_without("go")])
     assert shutil.which("go", path=path) is None
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTEST_CURRENT_TEST")}
     env["PATH"] = path
-
-    # The kernel, as a user's environment has it: ipykernel at the suite's pins.
-    sh(bin / "pip", "install", "-q", "--disable-pip-version-check", wheel, "ipykernel",
+    sh(prefix / "bin" / "pip", "install", "-q", "--disable-pip-version-check", wheel, "jupyterlab", "ipykernel",
        "-c", REPO / "requirements" / "test.txt", env=env)
+    return Venv(prefix, env)
+
+
+def test_the_wheel_passes_its_checks(wheel):
+    """auditwheel accepts the tag, guardctl is x86_64, the Jupyter files are
+    there, the wheel is small."""
+    sh(WHEEL_PYTHON, REPO / "packaging" / "check_wheel.py", wheel)
+
+
+def test_jupyterlab_lists_the_lab_extension_enabled_and_ok(venv):
+    r = sh(venv.bin / "jupyter", "labextension", "list", env=venv.env)
+    listed = listed_under(venv.prefix / "share" / "jupyter" / "labextensions", r)
+    # "(python, jupyter-guard)" is from install.json: pip installed it.
+    assert re.search(r"^\s+jupyter-guard v\S+ enabled OK \(python, jupyter-guard\)$", listed, re.M), listed
+
+
+def test_jupyter_server_lists_the_server_extension_enabled_and_ok(venv):
+    r = sh(venv.bin / "jupyter", "server", "extension", "list", env=venv.env)
+    # Enabled by the config file the wheel put in the venv's etc/jupyter.
+    listed = listed_under(f"Config dir: {venv.prefix / 'etc' / 'jupyter'}", r)
+    assert re.search(r"^\s+jupyter_guard enabled$", listed, re.M), listed
+    assert re.search(r"^\s+jupyter_guard +(\S+ +)?OK$", listed, re.M), listed
+
+
+def test_jupyter_server_serves_the_guard_through_the_wheels_guardctl(venv, tmp_path):
+    """With JUPYTER_GUARD_GUARDCTL unset and no guardctl on PATH, the server
+    extension finds the one pip put beside the server's Python."""
+    env = {k: v for k, v in venv.env.items() if k != "JUPYTER_GUARD_GUARDCTL"}
+    env["PATH"] = path_without("go", "guardctl")
+    root = tmp_path / "root"
+    root.mkdir()
+    with jupyter_server([venv.bin / "jupyter", "server"], root, env, tmp_path / "server.log") as server:
+        status, kernels = server.call("GET", "/jupyter-guard/kernels")
+        assert status == 200 and isinstance(kernels, list), (status, kernels)
+        assert f"figures from {venv.bin / 'guardctl'}" in server.log.read_text()
+
+
+def test_install_guard_run_uninstall_without_go(venv, jupyter_dirs, tmp_path):
+    """Last: it uninstalls the wheel."""
+    bin, env = venv.bin, venv.env
     assert sh(bin / "guardctl", "--version", env=env).stdout.startswith("guardctl ")
 
     # Run from the venv's bin, not activated: it must guard this venv's kernel.
@@ -79,3 +152,7 @@ def test_install_guard_run_uninstall_without_go(wheel, jupyter_dirs, tmp_path):
     assert not (kernels / "python3-guarded").exists()
     sh(bin / "pip", "uninstall", "-y", "-q", "jupyter-guard", env=env)
     assert not (bin / "guardctl").exists() and not (bin / "jupyter-guard").exists()
+    assert not (venv.prefix / "share" / "jupyter" / "labextensions" / "jupyter-guard").exists()
+    assert not (venv.prefix / "etc" / "jupyter" / "jupyter_server_config.d" / "jupyter_guard.json").exists()
+    # Not from the checkout's jupyter_guard/: the current directory is not it.
+    assert subprocess.run([bin / "python", "-c", "import jupyter_guard"], cwd=tmp_path, env=env).returncode != 0
