@@ -74,6 +74,10 @@ func Launch(ctx context.Context, spec *kernelspec.KernelSpec, opts LaunchOptions
 		}
 		runtimeDir = dir
 	}
+	// A fresh machine has none yet; jupyter_client makes it private too.
+	if err := os.MkdirAll(runtimeDir, 0o700); err != nil {
+		return nil, fmt.Errorf("runtime dir: %w", err)
+	}
 	ci, err := newConnection(spec.Name)
 	if err != nil {
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -59,13 +60,20 @@ func TestInterrupt(t *testing.T) {
 
 // TestShutdownLeavesNothing starts a kernel that has a child of its own and
 // checks that after Shutdown no process of its tree is left, nor the
-// connection file.
+// connection file. Its runtime dir does not exist yet, as on a fresh
+// machine: Launch makes it, private, as jupyter_client does.
 func TestShutdownLeavesNothing(t *testing.T) {
 	modes(t, func(t *testing.T, spec *kernelspec.KernelSpec) {
 		ctx := testCtx(t)
-		k, err := Launch(ctx, spec, LaunchOptions{RuntimeDir: t.TempDir(), Stderr: testWriter{t}})
+		runtime := filepath.Join(t.TempDir(), "jupyter", "runtime")
+		k, err := Launch(ctx, spec, LaunchOptions{RuntimeDir: runtime, Stderr: testWriter{t}})
 		if err != nil {
 			t.Fatal(err)
+		}
+		if st, err := os.Stat(runtime); err != nil {
+			t.Error(err)
+		} else if st.Mode().Perm() != 0o700 {
+			t.Errorf("runtime dir %s has mode %v; want it made with mode 0700", runtime, st.Mode().Perm())
 		}
 		if reply, _ := run(t, k, "import subprocess\np = subprocess.Popen(['sleep', '600'])", ExecuteOptions{}); reply.Status != "ok" {
 			t.Fatalf("reply %+v", reply)

@@ -144,7 +144,9 @@ def test_install_guard_run_uninstall_without_go(venv, jupyter_dirs, tmp_path):
     assert f"as seen by Jupyter on {bin / 'python'}" in listed, listed
 
     out = tmp_path / "grow.out.ipynb"
-    r = sh(bin / "guardctl", "run", "--limit", "1GiB", "-o", out, REPO / "testdata" / "demo" / "grow.ipynb", env=env)
+    # As on a fresh machine (the README's first command): no runtime dir yet.
+    fresh = {**env, "JUPYTER_RUNTIME_DIR": str(tmp_path / "fresh" / "runtime")}
+    r = sh(bin / "guardctl", "run", "--limit", "1GiB", "-o", out, REPO / "testdata" / "demo" / "grow.ipynb", env=fresh)
     assert "starting python3-guarded for" in r.stderr
     check_grow_demo(nbformat.read(out, as_version=4))
 
