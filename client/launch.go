@@ -66,17 +66,9 @@ func Launch(ctx context.Context, spec *kernelspec.KernelSpec, opts LaunchOptions
 	if len(spec.Argv) == 0 {
 		return nil, fmt.Errorf("kernelspec %s: argv is empty", spec.Name)
 	}
-	runtimeDir := opts.RuntimeDir
-	if runtimeDir == "" {
-		dir, err := kernelspec.RuntimeDir()
-		if err != nil {
-			return nil, err
-		}
-		runtimeDir = dir
-	}
-	// A fresh machine has none yet; jupyter_client makes it private too.
-	if err := os.MkdirAll(runtimeDir, 0o700); err != nil {
-		return nil, fmt.Errorf("runtime dir: %w", err)
+	runtimeDir, err := kernelspec.MakeRuntimeDir(opts.RuntimeDir)
+	if err != nil {
+		return nil, err
 	}
 	ci, err := newConnection(spec.Name)
 	if err != nil {

@@ -47,6 +47,23 @@ func RuntimeDir() (string, error) {
 	return filepath.Join(data, "runtime"), nil
 }
 
+// MakeRuntimeDir makes dir, or RuntimeDir() when dir is "", if it is not
+// there yet (a fresh machine has none), private as jupyter_client makes
+// it, and returns it.
+func MakeRuntimeDir(dir string) (string, error) {
+	if dir == "" {
+		d, err := RuntimeDir()
+		if err != nil {
+			return "", err
+		}
+		dir = d
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("jupyter runtime dir: %w", err)
+	}
+	return dir, nil
+}
+
 // UserKernelsDir is where `--user` installs kernelspecs.
 func UserKernelsDir() (string, error) {
 	data, err := DataDir()

@@ -65,12 +65,9 @@ func runKernel(args []string) error {
 	if err != nil {
 		return err
 	}
-	runtimeDir, err := kernelspec.RuntimeDir()
-	if err == nil {
-		err = os.MkdirAll(runtimeDir, 0o700)
-	}
+	runtimeDir, err := kernelspec.MakeRuntimeDir("")
 	if err != nil {
-		return fmt.Errorf("jupyter runtime dir: %w", err)
+		return err
 	}
 	return supervisor.Run(supervisor.Config{
 		ConnFile:      abs,
