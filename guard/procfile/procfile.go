@@ -38,7 +38,7 @@ func (f *File) Read() ([]byte, error) {
 		f.buf = make([]byte, 0, 4096)
 	}
 	var err error
-	if f.buf, err = readAll(f.fd, f.path, f.buf[:0], 0); err != nil {
+	if f.buf, err = readAll(f.fd, f.path, f.buf[:0], true); err != nil {
 		f.Close()
 		return nil, err
 	}
@@ -80,16 +80,22 @@ func ReadInto(path string, buf []byte) ([]byte, error) {
 		return buf[:0], err
 	}
 	defer syscall.Close(fd)
-	return readAll(fd, path, buf[:0], 0)
+	return readAll(fd, path, buf[:0], false)
 }
 
-// readAll reads fd from offset off to EOF, appending to buf.
-func readAll(fd int, path string, buf []byte, off int64) ([]byte, error) {
+// readAll reads fd from its start to EOF, appending to buf. With rendered,
+// a read that returns less than it was offered is the end: the files File
+// is for are rendered whole by one call of the kernel's show function
+// (single_open, a cgroup file's seq_show), and a read returns all of what
+// fits, which spares the second system call that would only find EOF.
+// Files of many records (a task's children) may come in page-sized reads.
+func readAll(fd int, path string, buf []byte, rendered bool) ([]byte, error) {
 	for {
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)]
 		}
-		n, err := syscall.Pread(fd, buf[len(buf):cap(buf)], off+int64(len(buf)))
+		offered := cap(buf) - len(buf)
+		n, err := syscall.Pread(fd, buf[len(buf):cap(buf)], int64(len(buf)))
 		if err == syscall.EINTR {
 			continue
 		}
@@ -100,5 +106,8 @@ func readAll(fd int, path string, buf []byte, off int64) ([]byte, error) {
 			return buf, nil
 		}
 		buf = buf[:len(buf)+n]
+		if rendered && n < offered {
+			return buf, nil
+		}
 	}
 }
