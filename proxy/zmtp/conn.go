@@ -51,7 +51,8 @@ var ErrClosed = errors.New("zmtp: connection closed")
 // come from any, one whole message at a time.
 type conn struct {
 	net.Conn
-	r *bufio.Reader
+	r    *bufio.Reader
+	sock *sockIO // nil if Conn is not a socket
 
 	// trusted peers have each frame's body allocated whole as soon as its
 	// size arrives: the kernel the proxy dialled, once it has shaken
@@ -69,7 +70,13 @@ type conn struct {
 }
 
 func newConn(c net.Conn) *conn {
-	return &conn{Conn: c, r: bufio.NewReaderSize(c, bufSize), wbuf: make([]byte, 0, bufSize)}
+	cc := &conn{Conn: c, sock: newSockIO(c), wbuf: make([]byte, 0, bufSize)}
+	if cc.sock != nil {
+		cc.r = bufio.NewReaderSize(cc.sock, bufSize)
+	} else {
+		cc.r = bufio.NewReaderSize(c, bufSize)
+	}
+	return cc
 }
 
 // readFrame reads one frame, command or message part, out of its MESSAGE
@@ -277,7 +284,13 @@ func appendHeader(buf []byte, flags byte, size int) []byte {
 // connection is closed: its peer sees it end, never a torn message.
 func (c *conn) flush(vec net.Buffers) error {
 	defer clear(vec) // WriteTo consumes its copy; this is the whole list
-	if _, err := vec.WriteTo(c.Conn); err != nil {
+	var err error
+	if c.sock != nil {
+		err = c.sock.writev(&vec)
+	} else {
+		_, err = vec.WriteTo(c.Conn)
+	}
+	if err != nil {
 		c.werr = fmt.Errorf("%w: %w", ErrClosed, err)
 		c.Conn.Close()
 		return c.werr
