@@ -66,7 +66,8 @@ type conn struct {
 	wmu  sync.Mutex
 	wbuf []byte
 	vec  net.Buffers
-	werr error // the first write error: the stream is broken after it
+	rest net.Buffers // what tryWriteMsg could not write at once
+	werr error       // the first write error: the stream is broken after it
 }
 
 func newConn(c net.Conn) *conn {
@@ -213,13 +214,101 @@ func (c *conn) readMsg() ([][]byte, error) {
 }
 
 // writeMsg sends frames as one message, in one system call when the
-// small frames fit the write buffer.
+// small frames fit the write buffer. It waits while the socket is full.
 func (c *conn) writeMsg(frames [][]byte) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
+	if err := c.finish(); err != nil {
+		return err
+	}
+	vec, err := c.encode(frames, c.flush)
+	if err != nil {
+		return err
+	}
+	err = c.flush(vec)
+	c.vec = vec[:0]
+	return err
+}
+
+// A try is what tryWriteMsg did.
+type try int
+
+const (
+	wroteNone try = iota // nothing: the message is still the caller's to send
+	wroteAll
+	wroteSome // the rest is the connection's: the next write, or finish, sends it
+)
+
+// errWouldWait stops encode where writing would have to wait.
+var errWouldWait = errors.New("zmtp: the write would wait")
+
+// tryWriteMsg writes frames if no other write is under way and the socket
+// takes what it can of them at once; it never waits. The forwarding
+// goroutine writes a message to a peer that keeps up this way, without
+// handing it to the peer's writer: on a small machine the hand-off, a
+// wake-up of another thread, costs more than the write.
+func (c *conn) tryWriteMsg(frames [][]byte) try {
+	if c.sock == nil || !c.wmu.TryLock() {
+		return wroteNone
+	}
+	defer c.wmu.Unlock()
+	if c.werr != nil || len(c.rest) > 0 {
+		return wroteNone
+	}
+	// A message too big for one write buffer goes by the writer.
+	vec, err := c.encode(frames, func(net.Buffers) error { return errWouldWait })
+	if err != nil {
+		clear(vec)
+		return wroteNone
+	}
+	n, err := c.sock.writevOnce(vec)
+	if err != nil {
+		clear(vec)
+		c.fail(err)
+		return wroteNone
+	}
+	if n == 0 {
+		clear(vec)
+		c.vec = vec[:0]
+		return wroteNone
+	}
+	consume(&vec, n)
+	if len(vec) == 0 {
+		c.vec = vec[:0]
+		return wroteAll
+	}
+	// The rest keeps the write buffer and the list; the connection takes
+	// new ones.
+	c.rest = vec
+	c.wbuf, c.vec = make([]byte, 0, bufSize), nil
+	return wroteSome
+}
+
+// finish sends what tryWriteMsg left over, waiting for the socket. Call
+// with c.wmu held.
+func (c *conn) finish() error {
 	if c.werr != nil {
 		return c.werr
 	}
+	if len(c.rest) == 0 {
+		return nil
+	}
+	err := c.flush(c.rest)
+	c.rest = nil
+	return err
+}
+
+// finishWrite is finish for the peer's writer.
+func (c *conn) finishWrite() error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	return c.finish()
+}
+
+// encode frames frames into the write buffer and a list of what to write
+// after it; flush is given what is pending each time the buffer is full,
+// before encode goes on from an empty one. Call with c.wmu held.
+func (c *conn) encode(frames [][]byte, flush func(net.Buffers) error) (net.Buffers, error) {
 	more := byte(flagMore)
 	if c.curve != nil {
 		// Each frame is a MESSAGE of its own, its MORE flag in the box.
@@ -230,8 +319,8 @@ func (c *conn) writeMsg(frames [][]byte) error {
 		if len(buf)+9 > cap(buf) || len(f) <= inlineMax && len(buf)+9+len(f) > cap(buf) {
 			// Full: send what is pending, then go on from an empty buffer.
 			vec = append(vec, buf[mark:])
-			if err := c.flush(vec); err != nil {
-				return err
+			if err := flush(vec); err != nil {
+				return vec, err
 			}
 			buf, vec, mark = buf[:0], vec[:0], 0
 		}
@@ -247,18 +336,15 @@ func (c *conn) writeMsg(frames [][]byte) error {
 		vec = append(vec, buf[mark:], f)
 		mark = len(buf)
 	}
-	vec = append(vec, buf[mark:])
-	err := c.flush(vec)
-	c.vec = vec[:0]
-	return err
+	return append(vec, buf[mark:]), nil
 }
 
 // writeCommand sends one command frame.
 func (c *conn) writeCommand(name string, data []byte) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	if c.werr != nil {
-		return c.werr
+	if err := c.finish(); err != nil {
+		return err
 	}
 	body := append([]byte{byte(len(name))}, name...)
 	body = append(body, data...)
@@ -291,9 +377,16 @@ func (c *conn) flush(vec net.Buffers) error {
 		_, err = vec.WriteTo(c.Conn)
 	}
 	if err != nil {
-		c.werr = fmt.Errorf("%w: %w", ErrClosed, err)
-		c.Conn.Close()
-		return c.werr
+		return c.fail(err)
 	}
 	return nil
+}
+
+// fail breaks the stream after a failed write: part of a message may have
+// left, so the connection is closed and its peer sees it end, never a
+// torn message.
+func (c *conn) fail(err error) error {
+	c.werr = fmt.Errorf("%w: %w", ErrClosed, err)
+	c.Conn.Close()
+	return c.werr
 }

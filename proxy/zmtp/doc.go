@@ -14,9 +14,10 @@
 // one read and one write per message, nothing in between.
 //
 // Towards the frontends, each peer has an outbox (outbox.go): the handler
-// queues and returns, and the peer's own goroutine writes, so a frontend
-// that does not read delays only itself, and past libzmq's high-water mark
-// loses only its own messages.
+// writes a message itself only if the peer's socket takes it at once;
+// otherwise it queues and returns, and the peer's own goroutine writes, so
+// a frontend that does not read delays only itself, and past libzmq's
+// high-water mark loses only its own messages.
 //
 // What it leaves out, because Jupyter's peers do not need it: the PLAIN
 // and GSSAPI mechanisms, ZAP (a CURVE server takes any client key, as a

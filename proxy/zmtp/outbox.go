@@ -10,10 +10,12 @@ import (
 
 // A bound socket's peers each get an outbox: the messages queued for them
 // and a goroutine of their own that writes them. The goroutine that
-// forwards a message only queues it, so a frontend that reads slowly, or
-// not at all, delays nobody but itself: not the kernel's other clients, not
-// the guard's notices. As with libzmq's send high-water mark, a full queue
-// drops that peer's further messages, and only its.
+// forwards a message writes it itself only when nothing is queued and the
+// peer's socket takes it without waiting (most messages, and a hand-off to
+// another thread saved); otherwise it only queues it. So a frontend that
+// reads slowly, or not at all, delays nobody but itself: not the kernel's
+// other clients, not the guard's notices. As with libzmq's send high-water
+// mark, a full queue drops that peer's further messages, and only its.
 const (
 	// hwmMessages is libzmq's default ZMQ_SNDHWM: a peer's queue holds
 	// this many messages at most, whatever their size, as in libzmq.
@@ -38,6 +40,9 @@ type outbox struct {
 	bytes  int
 	closed bool
 	wake   chan struct{} // one token: the writer has work
+	// active: the writer has messages in hand, or the rest of one that
+	// put began (owing), and later messages must queue behind them.
+	active, owing bool
 	// writing is when the write under way began (zero between writes).
 	writing atomic.Int64
 }
@@ -50,8 +55,9 @@ func newOutbox(c *conn, name string, log Logger) *outbox {
 	return o
 }
 
-// put queues frames for the peer, or drops them if its queue is full. It
-// never waits on the peer.
+// put writes frames to the peer if it takes them at once, else queues them
+// for its writer, or drops them if its queue is full. It never waits on
+// the peer.
 func (o *outbox) put(frames [][]byte) {
 	size := 0
 	for _, f := range frames {
@@ -68,9 +74,26 @@ func (o *outbox) put(frames [][]byte) {
 		o.drops.Printf("full", "%s: not reading; a message for it dropped, %d (%d bytes) already queued", o.name, queued, bytes)
 		return
 	}
+	if !o.active && len(o.queue) == 0 { // nothing to overtake
+		switch o.c.tryWriteMsg(frames) {
+		case wroteAll:
+			o.mu.Unlock()
+			return
+		case wroteSome:
+			o.active, o.owing = true, true
+			o.mu.Unlock()
+			o.tell()
+			return
+		}
+	}
 	o.queue = append(o.queue, frames)
 	o.bytes += size
 	o.mu.Unlock()
+	o.tell()
+}
+
+// tell wakes the writer.
+func (o *outbox) tell() {
 	select {
 	case o.wake <- struct{}{}:
 	default: // the writer has been told already
@@ -90,32 +113,53 @@ func (o *outbox) close() {
 	o.closed = true
 	o.queue, o.bytes = nil, 0
 	o.mu.Unlock()
-	select {
-	case o.wake <- struct{}{}:
-	default:
-	}
+	o.tell()
 }
 
 func (o *outbox) run() {
 	for range o.wake {
-		o.mu.Lock()
-		batch, closed := o.queue, o.closed
-		o.queue, o.bytes = nil, 0
-		o.mu.Unlock()
-		if closed {
-			return
-		}
-		for i, frames := range batch {
-			o.writing.Store(time.Now().UnixNano())
-			err := o.c.writeMsg(frames)
-			o.writing.Store(0)
-			if err != nil {
-				// The connection is closed; its reader ends and closes us.
-				clear(batch[i:])
-				o.close()
+		for {
+			more, ok := o.writeQueued()
+			if !ok {
 				return
 			}
-			batch[i] = nil // written: its frames may go
+			if !more {
+				break
+			}
 		}
 	}
+}
+
+// writeQueued writes what put left over and what is queued, waiting on the
+// peer. It reports whether there may be more, and false for ok once the
+// outbox is closed or a write failed (which closes the connection).
+func (o *outbox) writeQueued() (more, ok bool) {
+	o.mu.Lock()
+	batch, owing, closed := o.queue, o.owing, o.closed
+	o.queue, o.bytes, o.owing = nil, 0, false
+	o.active = len(batch) > 0 || owing
+	o.mu.Unlock()
+	if closed {
+		return false, false
+	}
+	if !o.active {
+		return false, true
+	}
+	o.writing.Store(time.Now().UnixNano())
+	defer o.writing.Store(0)
+	if owing && o.c.finishWrite() != nil {
+		o.close()
+		return false, false
+	}
+	for i, frames := range batch {
+		o.writing.Store(time.Now().UnixNano())
+		if err := o.c.writeMsg(frames); err != nil {
+			// The connection is closed; its reader ends and closes us.
+			clear(batch[i:])
+			o.close()
+			return false, false
+		}
+		batch[i] = nil // written: its frames may go
+	}
+	return true, true
 }

@@ -90,6 +90,25 @@ func (s *sockIO) writev(vec *net.Buffers) error {
 	return nil
 }
 
+// writevOnce writes what the socket takes of vec at once, with one
+// system call, and never waits: n is 0 if the socket is full.
+func (s *sockIO) writevOnce(vec net.Buffers) (n int, err error) {
+	var errno syscall.Errno
+	werr := s.rc.Write(func(fd uintptr) bool {
+		if n, errno = s.sysWritev(fd, vec); errno == syscall.EAGAIN {
+			errno = 0
+		}
+		return true
+	})
+	if werr != nil {
+		return 0, werr
+	}
+	if errno != 0 {
+		return 0, os.NewSyscallError("writev", errno)
+	}
+	return n, nil
+}
+
 // sysWritev is one writev(2) of as much of vec as one call takes.
 func (s *sockIO) sysWritev(fd uintptr, vec net.Buffers) (int, syscall.Errno) {
 	iov, cnt := s.iovecs(vec)
