@@ -2,9 +2,10 @@
 // of its process tree, its cgroup's usage, optionally the machine's used
 // memory and its GPU memory.
 //
-// It costs nothing while the kernel is idle: the loop sleeps on a channel
-// until a cell starts (Kick) and takes no sample until the next one once
-// the handler says the kernel is idle. During a cell the handler sets the
+// It costs nothing while the kernel is idle: once the handler says the
+// kernel is idle, the loop takes no sample until asked (Kick, Within), and
+// after a second or two without one it sleeps on a channel. In that
+// second it looks by itself, so the next cell's ask need not wake it. During a cell the handler sets the
 // pace (see Pace): long sleeps far from the next threshold, a few
 // milliseconds close to it. Pushed events from the kernel's cgroup wake the
 // loop at once: on v1 a ladder of usage thresholds the guard asks for (see

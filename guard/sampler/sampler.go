@@ -36,6 +36,7 @@ type Sampler struct {
 	mu      sync.Mutex
 	target  *target         // nil while no kernel is attached
 	asked   time.Time       // the latest time Within allows for the next sample; zero: none asked
+	next    time.Time       // when the loop wakes by itself; zero: never (see run)
 	waiters []chan struct{} // Sync calls waiting for the next sample to be handled
 }
 
@@ -137,17 +138,22 @@ func (s *Sampler) Kick() { s.Within(0) }
 // It never blocks. A cell that starts asks for its first sample within the
 // time its last known headroom allows, rather than now: a sample costs as
 // much CPU as the proxy spends forwarding a short cell, and most cells end
-// before a sample would see anything.
+// before a sample would see anything. The loop is woken only if it would
+// not look by itself in time: waking it is another thread's wake-up, as
+// costly as the forwarding of a message.
 func (s *Sampler) Within(d time.Duration) {
 	at := time.Now().Add(d)
 	s.mu.Lock()
 	if s.asked.IsZero() || at.Before(s.asked) {
 		s.asked = at
 	}
+	wake := s.next.IsZero() || at.Before(s.next)
 	s.mu.Unlock()
-	select {
-	case s.kick <- struct{}{}:
-	default: // the loop has yet to read the earlier ask
+	if wake {
+		select {
+		case s.kick <- struct{}{}:
+		default: // the loop has yet to read the earlier ask
+		}
 	}
 }
 
@@ -180,13 +186,22 @@ func (s *Sampler) takeWaiters() []chan struct{} {
 	return w
 }
 
-// takeAsked returns the time asked for by Within, and forgets it.
-func (s *Sampler) takeAsked() time.Time {
+// ask folds what Within asked for into due, the time the next sample is
+// due (zero: none), and publishes when the loop will wake by itself: at
+// due or at linger, whichever comes first. fromAsk says whether the due
+// it returns is Within's.
+func (s *Sampler) ask(due, linger time.Time) (_ time.Time, fromAsk bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	at := s.asked
+	if !s.asked.IsZero() && (due.IsZero() || s.asked.Before(due)) {
+		due, fromAsk = s.asked, true
+	}
 	s.asked = time.Time{}
-	return at
+	s.next = due
+	if s.next.IsZero() || !linger.IsZero() && linger.Before(s.next) {
+		s.next = linger
+	}
+	return due, fromAsk
 }
 
 // Arm asks the kernel's cgroup to wake the sampler whenever its usage
@@ -214,64 +229,90 @@ func (s *Sampler) current() *target {
 	return s.target
 }
 
-// run is the loop: idle until kicked, then sample, hand over, and wait as
-// long as the handler says or until woken.
+// lingerFor is how long the loop keeps waking by itself after a sample
+// that left nothing to watch: cells that follow each other (Run All, a
+// notebook run headless) then ask for their first samples (Within) without
+// waking it. Once a lingerFor passes without a sample, it is idle.
+const lingerFor = MaxWait
+
+// run is the loop: idle until asked, then sample, hand over, and wait as
+// long as the handler says or until asked for sooner.
 func (s *Sampler) run() {
 	defer close(s.exited)
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
-	var due time.Time // when the next sample is due; zero: idle
+	var armed time.Time  // what timer is set for; zero: stopped
+	var due time.Time    // when the next sample is due; zero: none
+	var fromAsk bool     // due is what Within asked for
+	var linger time.Time // see lingerFor; zero: idle
+	var sampled bool     // a sample was taken since linger was set
 	var lag lag
 	files := newFiles()
 	defer files.close()
 	for {
 		t := s.current()
-		var tick <-chan time.Time
-		var events <-chan cgroup.Event
-		if !due.IsZero() {
-			timer.Reset(time.Until(due))
-			tick = timer.C
-			if t != nil && t.notifier != nil {
-				events = t.notifier.Events()
-			}
-		}
-		var why Wake
-		select {
-		case <-s.done:
-			return
-		case <-s.kick:
-			asked := s.takeAsked()
-			if asked.IsZero() {
-				continue // taken with an earlier signal
-			}
-			if time.Until(asked) > 0 {
-				if due.IsZero() || asked.Before(due) {
-					due = asked
-				}
-				timer.Stop()
-				continue // a sample is asked for later, not now
-			}
-			why = Kicked
-			if t != nil && t.notifier != nil {
+		if next, asked := s.ask(due, linger); asked {
+			due, fromAsk = next, true
+			if t != nil && t.notifier != nil && !due.After(time.Now()) {
 				drain(t.notifier.Events()) // older crossings are in this sample
 			}
-		case <-tick:
-			why = Timed
-			lag.late(time.Since(due))
-		case _, ok := <-events:
-			why = Pushed
-			if !ok {
-				s.pushFailed(t)
+		}
+		why := Timed
+		if fromAsk {
+			why = Kicked
+		}
+		if due.IsZero() || due.After(time.Now()) {
+			wake := due
+			if wake.IsZero() || !linger.IsZero() && linger.Before(wake) {
+				wake = linger
+			}
+			if !wake.Equal(armed) {
+				timer.Stop()
+				if !wake.IsZero() {
+					timer.Reset(time.Until(wake))
+				}
+				armed = wake
+			}
+			var events <-chan cgroup.Event
+			if !due.IsZero() && t != nil && t.notifier != nil {
+				events = t.notifier.Events()
+			}
+			select {
+			case <-s.done:
+				return
+			case <-s.kick:
+				continue // fold in what was asked
+			case <-timer.C:
+				armed = time.Time{}
+				if due.IsZero() || due.After(time.Now()) {
+					// The linger ran out: again if cells came and went
+					// meanwhile, else idle.
+					linger = time.Time{}
+					if sampled {
+						linger, sampled = time.Now().Add(lingerFor), false
+					}
+					continue
+				}
+				why = Timed // a wait ran out, whoever asked for it
+				lag.late(time.Since(due))
+			case _, ok := <-events:
+				why = Pushed
+				if !ok {
+					s.pushFailed(t)
+				}
 			}
 		}
-		timer.Stop()
-		due = time.Time{}
+		due, fromAsk = time.Time{}, false
 		waiters := s.takeWaiters()
 		if t = s.current(); t != nil {
 			smp := s.measure(t, why, files)
 			smp.Lag = lag.now()
 			if wait := s.handle(smp); wait > 0 {
 				due = time.Now().Add(wait)
+			}
+			sampled = true
+			if linger.IsZero() {
+				linger = time.Now().Add(lingerFor)
 			}
 		} else {
 			files.closeUsage() // the kernel's cgroup may be removed

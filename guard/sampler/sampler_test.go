@@ -196,3 +196,36 @@ func TestSyncWaitsForTheHandler(t *testing.T) {
 		t.Error("Sync timed out")
 	}
 }
+
+// TestWithinWhileTheLoopLingers: after a sample that leaves nothing to
+// watch, the loop looks again by itself a while later, so that the next
+// cell's Within need not wake it. A Within that wants a sample sooner than
+// that still gets one in time, and the loop's own looks take no samples:
+// an idle kernel costs nothing.
+func TestWithinWhileTheLoopLingers(t *testing.T) {
+	h := start(t, sampler.Options{})
+	h.s.Attach(os.Getpid(), nil)
+	h.s.Kick()
+	h.next(idle)
+
+	asked := time.Now()
+	h.s.Within(20 * time.Millisecond)
+	select {
+	case s := <-h.samples:
+		h.answers <- idle
+		<-h.answered
+		if s.Woken != sampler.Timed {
+			t.Errorf("woken %v, want timed", s.Woken)
+		}
+	case <-time.After(sampler.MaxWait * 9 / 10):
+		t.Fatalf("no sample %v after a Within(20ms): the lingering loop was not woken", time.Since(asked))
+	}
+
+	select {
+	case s := <-h.samples:
+		t.Errorf("sampled (%v) with nothing asked", s.Woken)
+		h.answers <- idle
+		<-h.answered
+	case <-time.After(3 * sampler.MaxWait):
+	}
+}
