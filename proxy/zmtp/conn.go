@@ -52,7 +52,7 @@ var ErrClosed = errors.New("zmtp: connection closed")
 type conn struct {
 	net.Conn
 	r    *bufio.Reader
-	sock *sockIO // nil if Conn is not a socket
+	sock *sockIO // for tryWriteMsg; nil if Conn is not a socket
 
 	// trusted peers have each frame's body allocated whole as soon as its
 	// size arrives: the kernel the proxy dialled, once it has shaken
@@ -71,13 +71,7 @@ type conn struct {
 }
 
 func newConn(c net.Conn) *conn {
-	cc := &conn{Conn: c, sock: newSockIO(c), wbuf: make([]byte, 0, bufSize)}
-	if cc.sock != nil {
-		cc.r = bufio.NewReaderSize(cc.sock, bufSize)
-	} else {
-		cc.r = bufio.NewReaderSize(c, bufSize)
-	}
-	return cc
+	return &conn{Conn: c, r: bufio.NewReaderSize(c, bufSize), sock: newSockIO(c), wbuf: make([]byte, 0, bufSize)}
 }
 
 // readFrame reads one frame, command or message part, out of its MESSAGE
@@ -370,13 +364,7 @@ func appendHeader(buf []byte, flags byte, size int) []byte {
 // connection is closed: its peer sees it end, never a torn message.
 func (c *conn) flush(vec net.Buffers) error {
 	defer clear(vec) // WriteTo consumes its copy; this is the whole list
-	var err error
-	if c.sock != nil {
-		err = c.sock.writev(&vec)
-	} else {
-		_, err = vec.WriteTo(c.Conn)
-	}
-	if err != nil {
+	if _, err := vec.WriteTo(c.Conn); err != nil {
 		return c.fail(err)
 	}
 	return nil
