@@ -137,12 +137,13 @@ func (o *outbox) writeQueued() (more, ok bool) {
 	o.mu.Lock()
 	batch, owing, closed := o.queue, o.owing, o.closed
 	o.queue, o.bytes, o.owing = nil, 0, false
-	o.active = len(batch) > 0 || owing
+	active := len(batch) > 0 || owing
+	o.active = active
 	o.mu.Unlock()
 	if closed {
 		return false, false
 	}
-	if !o.active {
+	if !active {
 		return false, true
 	}
 	o.writing.Store(time.Now().UnixNano())
