@@ -14,8 +14,13 @@ import (
 	"github.com/jupyter-guard/jupyter-guard/kernelspec"
 )
 
-// sleeper is a cell that says it has started, then sleeps for long.
-const sleeper = "import time\nprint('sleeping', flush=True)\ntime.sleep(600)"
+// sleeper is a cell that says it has started, then sleeps for long in
+// short naps. The test interrupts it as soon as the print arrives, which
+// can be before the sleep's system call: the SIGINT is then noted, but
+// Python raises KeyboardInterrupt only between bytecodes, so one
+// time.sleep(600) would run its course (seen about 1 run in 250, two
+// tests side by side).
+const sleeper = "import time\nprint('sleeping', flush=True)\nfor _ in range(6000):\n    time.sleep(0.1)"
 
 // interruptWhenRunning runs sleeper and interrupts it once its output shows
 // it is running; it returns the reply.

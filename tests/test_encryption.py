@@ -131,7 +131,7 @@ def test_interrupt_input_and_shutdown(kernels, kenv):
              stdin_hook=lambda m: k.kc.input("Ada"))
     assert r.stdout == "hello Ada\n"
 
-    msg_id = k.kc.execute("import time\nprint('armed', flush=True)\ntime.sleep(30)")
+    msg_id = k.kc.execute("import time\nprint('armed', flush=True)\nfor _ in range(300): time.sleep(0.1)")
     seen = read_until_stream(k.kc, msg_id, "armed")
     k.km.interrupt_kernel()
     r = collect(k.kc, msg_id, iopub=seen)
