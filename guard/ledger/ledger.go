@@ -13,6 +13,10 @@ type Ledger struct {
 	capacity int
 	cells    []*Cell // oldest first
 	byID     map[string]*Cell
+	// open are the cells that have not ended (requested, running or
+	// finishing), oldest first: what each message and sample looks at,
+	// a few cells rather than the whole history.
+	open []*Cell
 	// last is the latest measurement of the kernel, taken in or between
 	// cells, at lastAt; seen says there is one.
 	last   Memory
@@ -60,6 +64,9 @@ func (l *Ledger) Request(id string, header []byte, code string, at time.Time) {
 // starts where that one ends, at the next measurement.
 func (l *Ledger) Start(id string, kernel int, at time.Time) {
 	c := l.cell(id)
+	if c.State == Done || c.State == Lost { // a second busy for a cell that ended
+		l.open = append(l.open, c)
+	}
 	c.State, c.Started, c.Kernel = Running, at, kernel
 	if l.seen && !l.Finishing() {
 		c.observe(l.last, l.lastAt, l.counted)
@@ -68,7 +75,7 @@ func (l *Ledger) Start(id string, kernel int, at time.Time) {
 
 // Finishing tells whether a cell waits for its end measurement.
 func (l *Ledger) Finishing() bool {
-	for _, c := range l.cells {
+	for _, c := range l.open {
 		if c.State == Finishing {
 			return true
 		}
@@ -103,7 +110,7 @@ func (l *Ledger) Finish(id string, at time.Time) {
 // returns the cells it ended.
 func (l *Ledger) Observe(m Memory, at time.Time) (ended []*Cell) {
 	l.last, l.lastAt, l.seen = m, at, true
-	for _, c := range l.cells {
+	for _, c := range l.open {
 		switch c.State {
 		case Running:
 			c.observe(m, at, l.counted)
@@ -115,7 +122,15 @@ func (l *Ledger) Observe(m Memory, at time.Time) (ended []*Cell) {
 			}
 		}
 	}
+	if len(ended) > 0 {
+		l.prune()
+	}
 	return ended
+}
+
+// prune drops the cells that ended from open.
+func (l *Ledger) prune() {
+	l.open = slices.DeleteFunc(l.open, func(c *Cell) bool { return c.State == Done || c.State == Lost })
 }
 
 // Act appends an action to a cell.
@@ -133,18 +148,17 @@ func (l *Ledger) Acts() map[string]int { return maps.Clone(l.acts) }
 // its latest measurement.
 func (l *Ledger) Lose() {
 	l.seen = false
-	for _, c := range l.cells {
-		if c.State != Done {
-			c.State = Lost
-		}
+	for _, c := range l.open {
+		c.State = Lost
 	}
+	l.open = l.open[:0]
 }
 
 // Current is the running cell that started last: with subshells several
 // can run at once, and the newest is the one to speak to.
 func (l *Ledger) Current() (*Cell, bool) {
 	var cur *Cell
-	for _, c := range l.cells {
+	for _, c := range l.open {
 		if c.State == Running && (cur == nil || !c.Started.Before(cur.Started)) {
 			cur = c
 		}
@@ -197,6 +211,7 @@ func (l *Ledger) cell(id string) *Cell {
 	}
 	c := &Cell{MsgID: id, State: Requested}
 	l.cells = append(l.cells, c)
+	l.open = append(l.open, c)
 	l.byID[id] = c
 	return c
 }
@@ -208,8 +223,12 @@ func (l *Ledger) evict() {
 	if i < 0 {
 		i = 0
 	}
-	delete(l.byID, l.cells[i].MsgID)
+	c := l.cells[i]
+	delete(l.byID, c.MsgID)
 	l.cells = slices.Delete(l.cells, i, i+1)
+	if j := slices.Index(l.open, c); j >= 0 {
+		l.open = slices.Delete(l.open, j, j+1)
+	}
 }
 
 // snapshot copies a cell so callers cannot race with later updates.

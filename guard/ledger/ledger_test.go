@@ -152,6 +152,46 @@ func TestBounded(t *testing.T) {
 	if _, ok := l.Get("c0"); ok {
 		t.Error("evicted cell still found by id")
 	}
+	if len(l.open) != 1 || l.open[0].MsgID != "running" {
+		t.Errorf("open cells %v, want only the running one", l.open)
+	}
+}
+
+// The cells a message or sample looks at are those that have not ended,
+// however long the history; an evicted or lost cell is not among them.
+func TestOnlyOpenCellsAreWalked(t *testing.T) {
+	l := New(Tree, 3)
+	l.Request("never", nil, "", at(0)) // requested, never run: evicted last
+	for i := range 10 {
+		id := fmt.Sprint("c", i)
+		l.Start(id, 1, at(i+1))
+		l.Finish(id, at(i+1))
+		l.Observe(Memory{Tree: mib}, at(i+1))
+	}
+	if len(l.open) != 1 || l.open[0].MsgID != "never" {
+		t.Fatalf("open cells %v, want only the requested one", l.open)
+	}
+	for i := range 4 { // fills the ledger with running cells: "never" goes
+		l.Start(fmt.Sprint("r", i), 1, at(20+i))
+	}
+	if _, ok := l.Get("never"); ok {
+		t.Error("the requested cell was not evicted")
+	}
+	if len(l.open) != 3 {
+		t.Errorf("%d open cells, want the 3 running", len(l.open))
+	}
+	if c, ok := l.Current(); !ok || c.MsgID != "r3" {
+		t.Errorf("current %v %v, want r3", c.MsgID, ok)
+	}
+	l.Lose()
+	if len(l.open) != 0 || l.Finishing() {
+		t.Errorf("open cells after Lose: %v", l.open)
+	}
+	// A second busy for a cell that ended runs it again, as before.
+	l.Start("r3", 1, at(30))
+	if c, ok := l.Current(); !ok || c.MsgID != "r3" {
+		t.Errorf("current %v %v after a second busy, want r3", c.MsgID, ok)
+	}
 }
 
 func TestTopGrowth(t *testing.T) {
