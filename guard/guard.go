@@ -181,7 +181,7 @@ func (g *Guard) Attach(kernelPid int) {
 	g.kernel, g.paused = kernelPid, ""
 	b := g.budget
 	g.mu.Unlock()
-	g.smp.Attach(kernelPid, grp)
+	g.smp.Attach(kernelPid, grp, b.Figure)
 	g.arm(b)
 }
 

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/jupyter-guard/jupyter-guard/guard/cgroup"
+	"github.com/jupyter-guard/jupyter-guard/guard/ledger"
 	"github.com/jupyter-guard/jupyter-guard/guard/procfile"
 	"github.com/jupyter-guard/jupyter-guard/guard/proctree"
 )
@@ -40,10 +41,12 @@ type Sample struct {
 	// proctree.Usage): its growth in a cell is the fill in flight.
 	Unfilled uint64
 	// Cgroup is the kernel's memory cgroup's usage; HasCgroup says whether
-	// it was read.
+	// it was read. Unless the guard decides on it, it may be up to
+	// otherMaxAge older than Time.
 	Cgroup    cgroup.Usage
 	HasCgroup bool
-	// Host is the machine's used memory.
+	// Host is the machine's used memory; 0 if it could not be read. Unless
+	// the guard decides on it, it may be up to otherMaxAge older than Time.
 	Host uint64
 	// GPU is the memory the tree holds on GPUs, if a meter is set. It is
 	// measured with each scan of the tree and repeated in between: it is
@@ -67,6 +70,15 @@ type Sample struct {
 // of a known tree a few microseconds per process; a worker that starts
 // between scans is counted at most this late (its cgroup charge at once).
 const treeMaxAge = 250 * time.Millisecond
+
+// otherMaxAge is how long a figure the guard does not decide on is reused:
+// the host's used memory under a cgroup's limit, the cgroup's usage under
+// the host's. Those are for the record (status, the diagnosis), and
+// /proc/meminfo and memory.stat, rendered afresh on every read, are the
+// dearest files of the end-of-cell sample (about half its cost). The
+// figure decided on, and the tree, which counts each cell under the
+// host's limit, are read at every sample.
+const otherMaxAge = treeMaxAge
 
 // files are the kernel files the sampler reads at every sample, kept open
 // (see procfile). Only the sampler's loop touches them, so a descriptor is
@@ -129,15 +141,25 @@ func (s *Sampler) measure(t *target, why Wake, f *files) Sample {
 	}
 	smp.Tree, smp.Unfilled = tree.RSS, tree.Unfilled
 	if usage := f.usageOf(t); usage != nil {
-		if smp.Cgroup, err = usage.Read(); err != nil {
-			t.complain(s.log, "read the cgroup's usage", err)
+		if t.on == ledger.Cgroup || now.Sub(t.cgroupAt) >= otherMaxAge {
+			t.cgroupAt = time.Time{}
+			if t.cgroup, err = usage.Read(); err != nil {
+				t.complain(s.log, "read the cgroup's usage", err)
+			} else {
+				t.cgroupAt = now
+			}
+		}
+		smp.Cgroup, smp.HasCgroup = t.cgroup, !t.cgroupAt.IsZero()
+	}
+	if t.on == ledger.Host || now.Sub(t.hostAt) >= otherMaxAge {
+		t.hostAt = time.Time{}
+		if t.host, err = hostUsed(f.meminfo); err != nil {
+			t.complain(s.log, "read the host's memory", err)
 		} else {
-			smp.HasCgroup = true
+			t.hostAt = now
 		}
 	}
-	if smp.Host, err = hostUsed(f.meminfo); err != nil {
-		t.complain(s.log, "read the host's memory", err)
-	}
+	smp.Host = t.host
 	if t.ladder != nil && smp.HasCgroup {
 		smp.NextRung = t.ladder.next(smp.Cgroup.Bytes)
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jupyter-guard/jupyter-guard/guard/cgroup"
+	"github.com/jupyter-guard/jupyter-guard/guard/ledger"
 	"github.com/jupyter-guard/jupyter-guard/guard/proctree"
 )
 
@@ -43,6 +44,7 @@ type Sampler struct {
 // target is the kernel being measured.
 type target struct {
 	root     int
+	on       ledger.Figure // the figure the guard decides on
 	group    *cgroup.Group
 	notifier *cgroup.Notifier // nil if the group pushes nothing
 	ladder   *ladder          // nil unless the group takes usage thresholds (v1)
@@ -52,6 +54,12 @@ type target struct {
 	lastPID  int             // the system's last pid at that scan (proctree.LastPID)
 	gpu      uint64          // at the last scan
 	told     map[string]bool // errors already logged
+	// The figures the guard does not decide on, as last read (see
+	// otherMaxAge); a zero time: none yet, or the last read failed.
+	cgroup   cgroup.Usage
+	cgroupAt time.Time
+	host     uint64
+	hostAt   time.Time
 }
 
 // New starts a sampler that calls h with each sample.
@@ -69,10 +77,11 @@ func New(opts Options, h Handler) *Sampler {
 }
 
 // Attach starts measuring the kernel pid, whose memory cgroup is group (nil
-// if it has none). Pushed events are set up here; if the group cannot push
-// them, that is logged once and the sampler relies on its pace alone.
-func (s *Sampler) Attach(pid int, group *cgroup.Group) {
-	t := &target{root: pid, group: group, told: map[string]bool{}}
+// if it has none), for a guard that decides on figure on. Pushed events are
+// set up here; if the group cannot push them, that is logged once and the
+// sampler relies on its pace alone.
+func (s *Sampler) Attach(pid int, group *cgroup.Group, on ledger.Figure) {
+	t := &target{root: pid, on: on, group: group, told: map[string]bool{}}
 	if group != nil {
 		t.notifier = s.notify(group)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jupyter-guard/jupyter-guard/guard/cgroup"
 	"github.com/jupyter-guard/jupyter-guard/guard/cgroup/cgrouptest"
+	"github.com/jupyter-guard/jupyter-guard/guard/ledger"
 	"github.com/jupyter-guard/jupyter-guard/guard/proctree"
 	"github.com/jupyter-guard/jupyter-guard/guard/sampler"
 	"github.com/jupyter-guard/jupyter-guard/guard/sampler/growtest"
@@ -61,7 +62,7 @@ func TestSampleMeasuresTheTree(t *testing.T) {
 	}
 
 	h := start(t, sampler.Options{})
-	h.s.Attach(p.Pid, group)
+	h.s.Attach(p.Pid, group, ledger.Tree)
 	h.s.Kick()
 	s := h.next(idle)
 
@@ -98,7 +99,7 @@ func TestDetachedSamplerMeasuresNothing(t *testing.T) {
 		measured <- root
 		return []int{root}, nil
 	}})
-	h.s.Attach(os.Getpid(), nil)
+	h.s.Attach(os.Getpid(), nil, ledger.Tree)
 	h.s.Kick()
 	h.next(idle)
 	h.s.Detach()
@@ -109,6 +110,45 @@ func TestDetachedSamplerMeasuresNothing(t *testing.T) {
 	}
 }
 
+// TestTheFigureDecidedOnIsReadAtEverySample: the figure the guard decides
+// on, and the tree, are read at every sample; the others are reused for a
+// while (their files are the dearest of a sample). A 64 MiB growth between
+// two samples shows in the cgroup's usage only when the guard decides on
+// it. (The host's used memory cannot show that a read happened: the
+// kernel's free page count can miss an allocation for a while, so two
+// reads around one may agree.)
+func TestTheFigureDecidedOnIsReadAtEverySample(t *testing.T) {
+	const reused = 250 * time.Millisecond // sampler.otherMaxAge
+	for _, on := range []ledger.Figure{ledger.Cgroup, ledger.Host} {
+		t.Run(string(on), func(t *testing.T) {
+			g := cgrouptest.New(t, 1<<30)
+			p := growtest.Start(t, g.Wrap)
+			h := start(t, sampler.Options{})
+			h.s.Attach(p.Pid, g.Cgroup(), on)
+			h.s.Kick()
+			first := h.next(idle)
+			p.Send(t, "grow 64 0 64")
+			p.Expect(t, "done")
+			h.s.Kick()
+			second := h.next(idle)
+			if !first.HasCgroup || !second.HasCgroup || first.Host == 0 || second.Host == 0 {
+				t.Fatalf("a figure is missing: cgroup %v %v, host %d %d", first.HasCgroup, second.HasCgroup, first.Host, second.Host)
+			}
+			if second.Tree < first.Tree+60*mib {
+				t.Errorf("tree %d then %d MiB: the growth of 64 MiB was not read", first.Tree/mib, second.Tree/mib)
+			}
+			if on == ledger.Cgroup && second.Cgroup.Bytes < first.Cgroup.Bytes+60*mib {
+				t.Errorf("deciding on the cgroup, its usage %d then %d MiB: not read again", first.Cgroup.Bytes/mib, second.Cgroup.Bytes/mib)
+			}
+			if apart := second.Time.Sub(first.Time); apart >= reused {
+				t.Logf("samples %v apart: the reuse was not seen", apart)
+			} else if on == ledger.Host && second.Cgroup != first.Cgroup || on == ledger.Cgroup && second.Host != first.Host {
+				t.Errorf("deciding on %s, the other figure was read again %v after the first sample", on, apart)
+			}
+		})
+	}
+}
+
 // TestPushedThresholdWakesTheSampler needs the kernel's wake-up: the
 // handler asks for an hour's wait, so only a pushed event can bring the
 // last sample.
@@ -116,7 +156,7 @@ func TestPushedThresholdWakesTheSampler(t *testing.T) {
 	g := cgrouptest.New(t, 1<<30)
 	p := growtest.Start(t, g.Wrap)
 	h := start(t, sampler.Options{})
-	h.s.Attach(p.Pid, g.Cgroup())
+	h.s.Attach(p.Pid, g.Cgroup(), ledger.Cgroup)
 	h.s.Kick()
 	var rung uint64
 	first := h.next(func(s *sampler.Sampler) time.Duration { return time.Hour })
@@ -149,7 +189,7 @@ func TestPushedThresholdWakesTheSampler(t *testing.T) {
 // already due.
 func TestWithinAsksForALaterSample(t *testing.T) {
 	h := start(t, sampler.Options{})
-	h.s.Attach(os.Getpid(), nil)
+	h.s.Attach(os.Getpid(), nil, ledger.Tree)
 
 	h.s.Within(time.Hour)
 	select {
@@ -181,7 +221,7 @@ func TestWithinAsksForALaterSample(t *testing.T) {
 // sample taken after the call.
 func TestSyncWaitsForTheHandler(t *testing.T) {
 	h := start(t, sampler.Options{})
-	h.s.Attach(os.Getpid(), nil)
+	h.s.Attach(os.Getpid(), nil, ledger.Tree)
 	synced := make(chan bool)
 	go func() { synced <- h.s.Sync(time.Minute) }()
 	select {
@@ -204,7 +244,7 @@ func TestSyncWaitsForTheHandler(t *testing.T) {
 // an idle kernel costs nothing.
 func TestWithinWhileTheLoopLingers(t *testing.T) {
 	h := start(t, sampler.Options{})
-	h.s.Attach(os.Getpid(), nil)
+	h.s.Attach(os.Getpid(), nil, ledger.Tree)
 	h.s.Kick()
 	h.next(idle)
 
