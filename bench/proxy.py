@@ -66,11 +66,15 @@ def latency(kernels, rounds, batch):
 
 
 def big_output(kernels, reps):
+    """Each repetition starts with the next kernel in turn, as latency's
+    batches alternate: the cell that runs right after another kernel's
+    50 MB (its client still freeing them) is the slower one."""
     code = "import sys; sys.stdout.write('x' * 50_000_000); sys.stdout.flush()"
     times = {name: [] for name in kernels}
-    for _ in range(reps):
-        for name, (_, kc) in kernels.items():
-            times[name].append(run(kc, code))
+    names = list(kernels)
+    for rep in range(reps):
+        for name in names[rep % len(names):] + names[:rep % len(names)]:
+            times[name].append(run(kernels[name][1], code))
     return times
 
 
