@@ -1,6 +1,7 @@
 // Package sampler measures the kernel's memory while a cell runs: the RSS
 // of its process tree, its cgroup's usage, optionally the machine's used
-// memory and its GPU memory.
+// memory and its GPU memory. The tree and the figure the guard decides on
+// are read at every sample, the other figures at most every 250 ms.
 //
 // It costs nothing while the kernel is idle: once the handler says the
 // kernel is idle, the loop takes no sample until asked (Kick, Within), and
