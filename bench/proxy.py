@@ -3,10 +3,11 @@
 Runs the plain kernelspec and its guarded wrapper at the same time and
 interleaves the measurements in small batches, so machine noise hits both
 alike. Prints median and p99 round trips of execute('pass'), the proxy's CPU
-per execute, the time of a cell printing 50 MB, the proxy's CPU while the
-kernel is idle and its RSS. --guarded may be given more than once (two
-builds of guardctl in kernelspecs of their own): each is compared with the
-plain kernel in the same interleaved run.
+and voluntary context switches ("sleeps") per execute, the time of a cell
+printing 50 MB, the proxy's CPU while the kernel is idle and its RSS.
+--guarded may be given more than once (two builds of guardctl in
+kernelspecs of their own): each is compared with the plain kernel in the
+same interleaved run.
 With --soak it also runs 10,000 executes and 100 child restarts through one
 proxy and reports its goroutines, open fds and RSS before and after.
 
@@ -43,7 +44,23 @@ def proc_stat(pid):
     status = dict(line.split(":", 1) for line in open(f"/proc/{pid}/status"))
     kib = lambda key: int(status[key].split()[0])
     return {"cpu_s": cpu, "rss_mib": kib("VmRSS") / 1024, "hwm_mib": kib("VmHWM") / 1024,
-            "fds": len(os.listdir(f"/proc/{pid}/fd")), "threads": int(status["Threads"])}
+            "fds": len(os.listdir(f"/proc/{pid}/fd")), "threads": int(status["Threads"]),
+            "sleeps": sleeps(pid)}
+
+
+def sleeps(pid):
+    """The voluntary context switches of all the process's threads: how
+    often it went to sleep and had to be woken, each a cost on a machine
+    whose two cores the kernel and its client already keep busy. (A thread
+    that ended takes its count with it.)"""
+    n = 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/status") as f:
+                n += next(int(line.split()[1]) for line in f if line.startswith("voluntary_ctxt_switches"))
+        except FileNotFoundError:
+            pass  # the thread ended meanwhile
+    return n
 
 
 def pct(xs, p):
@@ -144,9 +161,10 @@ def main():
             for _ in range(50):
                 run(kc, "pass")  # warm up each
         proxies = {n: kernels[n][0].provisioner.process.pid for n in guarded}
-        cpu0 = {n: proc_stat(pid)["cpu_s"] for n, pid in proxies.items()}
+        before = {n: proc_stat(pid) for n, pid in proxies.items()}
         lat = latency(kernels, args.rounds, args.batch)
-        cpu = {n: (proc_stat(pid)["cpu_s"] - cpu0[n]) / len(lat[n]) for n, pid in proxies.items()}
+        after = {n: proc_stat(pid) for n, pid in proxies.items()}
+        per = lambda n, key: (after[n][key] - before[n][key]) / len(lat[n])
         big = big_output(kernels, args.big)
         idle0 = {n: proc_stat(pid) for n, pid in proxies.items()}
         time.sleep(10)
@@ -161,7 +179,7 @@ def main():
             print(f"  {n:{width}s} median {med[n]:.3f} ms   p99 {p99[n]:.3f} ms")
         for n in guarded:
             print(f"  ratio {n}: median {med[n] / med['plain']:.3f}   p99 {p99[n] / p99['plain']:.3f}   "
-                  f"proxy CPU per execute {cpu[n] * 1e6:.0f} us")
+                  f"proxy CPU per execute {per(n, 'cpu_s') * 1e6:.0f} us, sleeps {per(n, 'sleeps'):.1f}")
         print(f"cell printing 50 MB, median of {args.big}:")
         for n in big:
             print(f"  {n:{width}s} {bigm[n]:.3f} s")
