@@ -80,6 +80,28 @@ const treeMaxAge = 250 * time.Millisecond
 // host's limit, are read at every sample.
 const otherMaxAge = treeMaxAge
 
+// kept is a figure as last read, at at (zero: none yet, or the last read
+// failed, and v is what the failed read gave).
+type kept[T any] struct {
+	v  T
+	at time.Time
+}
+
+// update reads the figure again if the guard decides on it (every) or it
+// is otherMaxAge old, and returns the read's error.
+func (k *kept[T]) update(every bool, now time.Time, read func() (T, error)) error {
+	if !every && now.Sub(k.at) < otherMaxAge {
+		return nil
+	}
+	var err error
+	k.v, err = read()
+	k.at = now
+	if err != nil {
+		k.at = time.Time{}
+	}
+	return err
+}
+
 // files are the kernel files the sampler reads at every sample, kept open
 // (see procfile). Only the sampler's loop touches them, so a descriptor is
 // never closed under a read, nor its number reused meanwhile.
@@ -141,25 +163,11 @@ func (s *Sampler) measure(t *target, why Wake, f *files) Sample {
 	}
 	smp.Tree, smp.Unfilled = tree.RSS, tree.Unfilled
 	if usage := f.usageOf(t); usage != nil {
-		if t.on == ledger.Cgroup || now.Sub(t.cgroupAt) >= otherMaxAge {
-			t.cgroupAt = time.Time{}
-			if t.cgroup, err = usage.Read(); err != nil {
-				t.complain(s.log, "read the cgroup's usage", err)
-			} else {
-				t.cgroupAt = now
-			}
-		}
-		smp.Cgroup, smp.HasCgroup = t.cgroup, !t.cgroupAt.IsZero()
+		t.complain(s.log, "read the cgroup's usage", t.cgroup.update(t.on == ledger.Cgroup, now, usage.Read))
+		smp.Cgroup, smp.HasCgroup = t.cgroup.v, !t.cgroup.at.IsZero()
 	}
-	if t.on == ledger.Host || now.Sub(t.hostAt) >= otherMaxAge {
-		t.hostAt = time.Time{}
-		if t.host, err = hostUsed(f.meminfo); err != nil {
-			t.complain(s.log, "read the host's memory", err)
-		} else {
-			t.hostAt = now
-		}
-	}
-	smp.Host = t.host
+	t.complain(s.log, "read the host's memory", t.host.update(t.on == ledger.Host, now, func() (uint64, error) { return hostUsed(f.meminfo) }))
+	smp.Host = t.host.v
 	if t.ladder != nil && smp.HasCgroup {
 		smp.NextRung = t.ladder.next(smp.Cgroup.Bytes)
 	}

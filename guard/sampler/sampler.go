@@ -54,12 +54,10 @@ type target struct {
 	lastPID  int             // the system's last pid at that scan (proctree.LastPID)
 	gpu      uint64          // at the last scan
 	told     map[string]bool // errors already logged
-	// The figures the guard does not decide on, as last read (see
-	// otherMaxAge); a zero time: none yet, or the last read failed.
-	cgroup   cgroup.Usage
-	cgroupAt time.Time
-	host     uint64
-	hostAt   time.Time
+	// The cgroup's and the host's figures, as last read: the one the
+	// guard does not decide on is reused for a while (see otherMaxAge).
+	cgroup kept[cgroup.Usage]
+	host   kept[uint64]
 }
 
 // New starts a sampler that calls h with each sample.
