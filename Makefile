@@ -63,9 +63,17 @@ E2E_STEP = echo "== e2e stories (headless Chromium)"; \
 			--test-reporter=tap --test-reporter-destination=$(CURDIR)/bin/e2e.tap \
 			$(E2E_ARGS) *.test.mjs) 2>&1 | tee bin/e2e-test.log; \
 	fi
-# Each story's line (not the repeat under "failing tests") and the counts.
+# Each story's line (not the repeat under "failing tests") and the counts;
+# then, for each failed story, its error's first line, what the assertion
+# got and what the page showed (cut short), so the reason is in the
+# summary at the end of a CI log and not only far above it.
 E2E_SUMMARY = sed -n '/^✖ failing tests:/q;p' bin/e2e-test.log | grep -E '^(✔|✖|e2e:) ' || true; \
-	grep -E '^ℹ (tests|pass|fail|cancelled|todo|duration_ms) ' bin/e2e-test.log || true
+	grep -E '^ℹ (tests|pass|fail|cancelled|todo|duration_ms) ' bin/e2e-test.log || true; \
+	awk '/^✖ failing tests:/ { f = 1; next } \
+		f && /^✖ / { print "why: " $$0 } \
+		f && /^  [A-Za-z]*Error/ { print "  " $$0 } \
+		f && /^    actual: / { print "  " substr($$0, 1, 400) } \
+		f && /^  --- the page showed: / { print "  " substr($$0, 1, 600) }' bin/e2e-test.log
 
 .PHONY: build build-nvmlmock test e2e venvs e2e-deps labextension screenshots wheel
 
