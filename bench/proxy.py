@@ -48,6 +48,28 @@ def proc_stat(pid):
             "sleeps": sleeps(pid)}
 
 
+def middle(pid):
+    """The processes between the client and the kernel: the one Jupyter
+    started, and bench/relay's copier (bench/crelay) when it has one."""
+    pids = [pid]
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{tid}/children") as f:
+            for child in f.read().split():
+                with open(f"/proc/{child}/comm") as c:
+                    if c.read().strip() == "crelay":
+                        pids.append(int(child))
+    return pids
+
+
+def middle_stat(pids):
+    """proc_stat of the first, with CPU and sleeps summed over all."""
+    stats = [proc_stat(pid) for pid in pids]
+    total = dict(stats[0])
+    for key in ("cpu_s", "sleeps"):
+        total[key] = sum(st[key] for st in stats)
+    return total
+
+
 def sleeps(pid):
     """The voluntary context switches of all the process's threads: how
     often it went to sleep and had to be woken, each a cost on a machine
@@ -160,15 +182,15 @@ def main():
         for _, kc in kernels.values():
             for _ in range(50):
                 run(kc, "pass")  # warm up each
-        proxies = {n: kernels[n][0].provisioner.process.pid for n in guarded}
-        before = {n: proc_stat(pid) for n, pid in proxies.items()}
+        proxies = {n: middle(kernels[n][0].provisioner.process.pid) for n in guarded}
+        before = {n: middle_stat(pids) for n, pids in proxies.items()}
         lat = latency(kernels, args.rounds, args.batch)
-        after = {n: proc_stat(pid) for n, pid in proxies.items()}
+        after = {n: middle_stat(pids) for n, pids in proxies.items()}
         per = lambda n, key: (after[n][key] - before[n][key]) / len(lat[n])
         big = big_output(kernels, args.big)
-        idle0 = {n: proc_stat(pid) for n, pid in proxies.items()}
+        idle0 = {n: middle_stat(pids) for n, pids in proxies.items()}
         time.sleep(10)
-        idle1 = {n: proc_stat(pid) for n, pid in proxies.items()}
+        idle1 = {n: middle_stat(pids) for n, pids in proxies.items()}
 
         med = {n: statistics.median(v) * 1e3 for n, v in lat.items()}
         p99 = {n: pct(v, 0.99) * 1e3 for n, v in lat.items()}

@@ -11,6 +11,10 @@
 // As a kernel: relay CONNECTION_FILE -- ARGV..., where ARGV is the
 // kernel's own, "{relay_connection_file}" in place of its connection file.
 // It forwards no signals: good for measuring, not for use.
+//
+// With -copier PATH (bench/crelay, built with cc) that program copies the
+// bytes instead of this one's goroutines: the same relay without Go's
+// runtime on the path, installed as <name>-crelay.
 package main
 
 import (
@@ -34,9 +38,10 @@ var ports = []string{"shell_port", "iopub_port", "stdin_port", "control_port", "
 func main() {
 	install := flag.String("install", "", "write a relay kernelspec for -kernel into this directory")
 	kernel := flag.String("kernel", "", "the kernelspec directory to wrap (with -install)")
+	copier := flag.String("copier", "", "copy the bytes with this program (bench/crelay) instead of goroutines")
 	flag.Parse()
 	if *install != "" {
-		if err := installSpec(*install, *kernel); err != nil {
+		if err := installSpec(*install, *kernel, *copier); err != nil {
 			log.Fatal(err)
 		}
 		return
@@ -45,14 +50,14 @@ func main() {
 	if len(args) < 3 || args[1] != "--" {
 		log.Fatal("usage: relay CONNECTION_FILE -- ARGV...")
 	}
-	if err := relay(args[0], args[2:]); err != nil {
+	if err := relay(args[0], args[2:], *copier); err != nil {
 		log.Fatal(err)
 	}
 }
 
 // installSpec writes dir/<name>-relay/kernel.json, running the kernelspec
-// in kernelDir behind the relay.
-func installSpec(dir, kernelDir string) error {
+// in kernelDir behind the relay (dir/<name>-crelay with a copier).
+func installSpec(dir, kernelDir, copier string) error {
 	raw, err := os.ReadFile(filepath.Join(kernelDir, "kernel.json"))
 	if err != nil {
 		return err
@@ -65,13 +70,20 @@ func installSpec(dir, kernelDir string) error {
 	if err != nil {
 		return err
 	}
-	argv := []any{self, "{connection_file}", "--"}
+	argv, suffix := []any{self}, "relay"
+	if copier != "" {
+		if copier, err = filepath.Abs(copier); err != nil {
+			return err
+		}
+		argv, suffix = append(argv, "-copier", copier), "crelay"
+	}
+	argv = append(argv, "{connection_file}", "--")
 	for _, a := range spec["argv"].([]any) {
 		argv = append(argv, strings.ReplaceAll(a.(string), "{connection_file}", placeholder))
 	}
 	spec["argv"] = argv
-	spec["display_name"] = fmt.Sprint(spec["display_name"], " (relay)")
-	out := filepath.Join(dir, filepath.Base(kernelDir)+"-relay")
+	spec["display_name"] = fmt.Sprintf("%v (%s)", spec["display_name"], suffix)
+	out := filepath.Join(dir, filepath.Base(kernelDir)+"-"+suffix)
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
@@ -80,8 +92,9 @@ func installSpec(dir, kernelDir string) error {
 }
 
 // relay listens where Jupyter expects the kernel, starts the kernel on
-// ports of its own, and copies each connection to one of the kernel's.
-func relay(connFile string, argv []string) error {
+// ports of its own, and copies each connection to one of the kernel's
+// (or has copier do it).
+func relay(connFile string, argv []string, copier string) error {
 	raw, err := os.ReadFile(connFile)
 	if err != nil {
 		return err
@@ -95,11 +108,8 @@ func relay(connFile string, argv []string) error {
 	for k, v := range info {
 		child[k] = v
 	}
+	copierArgs := []string{ip}
 	for _, name := range ports {
-		front, err := net.Listen("tcp", fmt.Sprintf("%s:%v", ip, info[name]))
-		if err != nil {
-			return err
-		}
 		spare, err := net.Listen("tcp", ip+":0")
 		if err != nil {
 			return err
@@ -107,7 +117,23 @@ func relay(connFile string, argv []string) error {
 		back := spare.Addr().String()
 		child[name] = spare.Addr().(*net.TCPAddr).Port
 		spare.Close()
+		if copier != "" {
+			copierArgs = append(copierArgs, fmt.Sprint(info[name]), fmt.Sprint(child[name]))
+			continue
+		}
+		front, err := net.Listen("tcp", fmt.Sprintf("%s:%v", ip, info[name]))
+		if err != nil {
+			return err
+		}
 		go serve(front, back)
+	}
+	if copier != "" {
+		c := exec.Command(copier, copierArgs...)
+		c.Stderr = os.Stderr
+		if err := c.Start(); err != nil {
+			return err
+		}
+		defer c.Process.Kill()
 	}
 	childFile := connFile + ".relay.json"
 	b, _ := json.Marshal(child)
