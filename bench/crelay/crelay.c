@@ -16,6 +16,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,8 +26,16 @@
 
 static struct in_addr ip;
 
-struct pair {
+/* A connection to Jupyter and the one made for it to the kernel: two
+ * threads copy between them, and the one that ends last closes both. */
+struct link {
+	int front, kernel;
+	atomic_int running;
+};
+
+struct copy {
 	int from, to;
+	struct link *link;
 };
 
 struct port {
@@ -47,7 +56,7 @@ static void nodelay(int fd)
 
 static void *copy(void *arg)
 {
-	struct pair p = *(struct pair *)arg;
+	struct copy p = *(struct copy *)arg;
 	free(arg);
 	char buf[1 << 16];
 	for (;;) {
@@ -65,15 +74,21 @@ out:
 	/* Let the other direction's read end too. */
 	shutdown(p.from, SHUT_RDWR);
 	shutdown(p.to, SHUT_RDWR);
+	if (atomic_fetch_sub(&p.link->running, 1) == 1) {
+		close(p.link->front);
+		close(p.link->kernel);
+		free(p.link);
+	}
 	return NULL;
 }
 
-static void spawn(int from, int to)
+static void spawn(struct link *l, int from, int to)
 {
-	struct pair *p = malloc(sizeof *p);
+	struct copy *p = malloc(sizeof *p);
 	pthread_t t;
 	p->from = from;
 	p->to = to;
+	p->link = l;
 	if (pthread_create(&t, NULL, copy, p) != 0)
 		die("pthread_create");
 	pthread_detach(t);
@@ -109,8 +124,12 @@ static void *serve(void *arg)
 		}
 		nodelay(c);
 		nodelay(k);
-		spawn(c, k);
-		spawn(k, c);
+		struct link *l = malloc(sizeof *l);
+		l->front = c;
+		l->kernel = k;
+		atomic_init(&l->running, 2);
+		spawn(l, c, k);
+		spawn(l, k, c);
 	}
 	return NULL;
 }
