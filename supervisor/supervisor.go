@@ -358,15 +358,3 @@ func (s *Supervisor) finishShutdown(proc *child.Process, sd shutdownRequest) {
 	// give them time to leave before the sockets close.
 	time.Sleep(100 * time.Millisecond)
 }
-
-// watchParent stops the proxy when the process that launched it (Jupyter)
-// is gone, as ipykernel does with JPY_PARENT_PID.
-func (s *Supervisor) watchParent() {
-	want := os.Getppid()
-	for range time.Tick(time.Second) {
-		if os.Getppid() != want {
-			s.signals <- syscall.SIGTERM
-			return
-		}
-	}
-}

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 
 from support import Proc, children_of, cmdline, read_until_stream, wait_until
 
@@ -108,6 +110,39 @@ def test_sigkill_of_the_proxy_takes_a_kernel_that_ignores_jupyter(kernels):
     k.km.provisioner.process.wait(timeout=10)
     wait_until(lambda: not sleeper.running(), ORPHAN_LIMIT, f"sleeper pid {sleeper.pid} to die with the proxy")
     assert k.processes() == []
+
+
+JUPYTER = """import sys, time
+from jupyter_client.manager import KernelManager
+km = KernelManager(kernel_name=sys.argv[1])
+km.start_kernel()
+kc = km.client()
+kc.start_channels()
+kc.wait_for_ready(timeout=60)
+print(km.provisioner.process.pid, flush=True)
+time.sleep(600)
+"""
+
+
+def test_the_proxy_ends_when_jupyter_is_killed(kernelspecs, kenv):
+    """Jupyter killed outright, no shutdown_request, no signal to its
+    kernels: the proxy sees its parent go and stops the kernel, as ipykernel
+    does with JPY_PARENT_PID (the proxy waits on a pidfd for it)."""
+    jupyter = subprocess.Popen([sys.executable, "-c", JUPYTER, kenv.guarded], stdout=subprocess.PIPE, text=True)
+    try:
+        proxy = Proc.of(int(jupyter.stdout.readline()))
+        kernel = Proc.of(wait_until(lambda: [p for p in children_of(proxy.pid) if "ipykernel_launcher" in cmdline(p)],
+                                    30, "the proxy's kernel")[0])
+    finally:
+        jupyter.kill()
+        jupyter.wait()
+    try:
+        for p in (proxy, kernel):
+            wait_until(lambda: not p.running(), ORPHAN_LIMIT, f"pid {p.pid} ({' '.join(cmdline(p.pid) or ['?'])}) to end with Jupyter")
+    finally:
+        for p in (proxy, kernel):
+            if p.running():
+                os.kill(p.pid, signal.SIGKILL)
 
 
 def test_sigterm_of_the_proxy_stops_the_kernel(kernels, kenv):
