@@ -4,7 +4,8 @@ Runs the plain kernelspec and its guarded wrapper at the same time and
 interleaves the measurements in small batches, so machine noise hits both
 alike. Prints median and p99 round trips of execute('pass'), the proxy's CPU
 and voluntary context switches ("sleeps") per execute, the time of a cell
-printing 50 MB, the proxy's CPU while the kernel is idle and its RSS.
+printing 50 MB, the proxy's CPU and wake-ups while the kernel is idle (with
+no heartbeats, as jupyter_server runs kernels) and its RSS.
 --guarded may be given more than once (two builds of guardctl in
 kernelspecs of their own): each is compared with the plain kernel in the
 same interleaved run.
@@ -188,6 +189,8 @@ def main():
         after = {n: middle_stat(pids) for n, pids in proxies.items()}
         per = lambda n, key: (after[n][key] - before[n][key]) / len(lat[n])
         big = big_output(kernels, args.big)
+        for _, kc in kernels.values():
+            kc.hb_channel.stop()  # jupyter_server sends no heartbeats
         idle0 = {n: middle_stat(pids) for n, pids in proxies.items()}
         time.sleep(10)
         idle1 = {n: middle_stat(pids) for n, pids in proxies.items()}
@@ -208,7 +211,8 @@ def main():
         for n in guarded:
             print(f"  ratio {n}: {bigm[n] / bigm['plain']:.3f}")
         for n in guarded:
-            print(f"{n}: proxy CPU while the kernel is idle for 10 s: {idle1[n]['cpu_s'] - idle0[n]['cpu_s']:.3f} s; "
+            print(f"{n}: proxy CPU while the kernel is idle for 10 s: {idle1[n]['cpu_s'] - idle0[n]['cpu_s']:.3f} s, "
+                  f"sleeps {(idle1[n]['sleeps'] - idle0[n]['sleeps']) / 10:.1f} per second; "
                   f"RSS now {idle1[n]['rss_mib']:.1f} MiB, peak {idle1[n]['hwm_mib']:.1f} MiB")
         if args.soak:
             report_soak(*kernels[guarded[0]])
