@@ -564,7 +564,9 @@ func (g *Guard) sampled(s sampler.Sample) time.Duration {
 	defer g.speaking.Unlock()
 	g.mu.Lock()
 	p, ok := g.plan(s)
+	first := g.firstLook()
 	g.mu.Unlock()
+	g.smp.Ready(first)
 	for _, e := range p.ended {
 		g.notify.Stream(e.parent, "stderr", e.text)
 	}

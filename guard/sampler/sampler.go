@@ -38,6 +38,7 @@ type Sampler struct {
 	target  *target         // nil while no kernel is attached
 	asked   time.Time       // the latest time Within allows for the next sample; zero: none asked
 	next    time.Time       // when the loop wakes by itself; zero: never (see run)
+	ready   time.Duration   // see Ready; zero: not known
 	waiters []chan struct{} // Sync calls waiting for the next sample to be handled
 }
 
@@ -136,6 +137,28 @@ func (t *target) closeNotifier() (err error) {
 		}
 	})
 	return err
+}
+
+// Ready tells the sampler how soon a cell that started now would ask for
+// its first sample (Within): while it lingers, the loop then looks by
+// itself at least that often, and the cell's ask need not wake it. The
+// handler calls it, from the latest measurement's headroom.
+func (s *Sampler) Ready(d time.Duration) {
+	s.mu.Lock()
+	s.ready = d
+	s.mu.Unlock()
+}
+
+// lingerEvery is how long the loop lingers before it looks by itself: at
+// most lingerFor, at least MinWait, and no longer than a starting cell
+// may wait for its first sample (Ready).
+func (s *Sampler) lingerEvery() time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ready <= 0 {
+		return lingerFor
+	}
+	return max(MinWait, min(lingerFor, s.ready))
 }
 
 // Kick takes a sample now. It never blocks.
@@ -239,7 +262,9 @@ func (s *Sampler) current() *target {
 // lingerFor is how long the loop keeps waking by itself after a sample
 // that left nothing to watch: cells that follow each other (Run All, a
 // notebook run headless) then ask for their first samples (Within) without
-// waking it. Once a lingerFor passes without a sample, it is idle.
+// waking it. It looks that often, or as often as Ready says a starting
+// cell needs, for as long as samples come; once a look finds none taken
+// since the one before, it is idle.
 const lingerFor = MaxWait
 
 // run is the loop: idle until asked, then sample, hand over, and wait as
@@ -296,7 +321,7 @@ func (s *Sampler) run() {
 					// meanwhile, else idle.
 					linger = time.Time{}
 					if sampled {
-						linger, sampled = time.Now().Add(lingerFor), false
+						linger, sampled = time.Now().Add(s.lingerEvery()), false
 					}
 					continue
 				}
@@ -319,7 +344,7 @@ func (s *Sampler) run() {
 			}
 			sampled = true
 			if linger.IsZero() {
-				linger = time.Now().Add(lingerFor)
+				linger = time.Now().Add(s.lingerEvery())
 			}
 		} else {
 			files.closeUsage() // the kernel's cgroup may be removed

@@ -269,3 +269,31 @@ func TestWithinWhileTheLoopLingers(t *testing.T) {
 	case <-time.After(3 * sampler.MaxWait):
 	}
 }
+
+// TestReadyShortensTheLinger: after a sample, the lingering loop looks by
+// itself within the time a starting cell's first sample may be due
+// (Ready), so that cell's Within need not wake it; a second when the
+// handler says nothing.
+func TestReadyShortensTheLinger(t *testing.T) {
+	for _, ready := range []time.Duration{0, 50 * time.Millisecond} {
+		h := start(t, sampler.Options{})
+		h.s.Attach(os.Getpid(), nil, ledger.Tree)
+		h.s.Kick()
+		smp := h.next(func(s *sampler.Sampler) time.Duration { s.Ready(ready); return 0 })
+		var next time.Time
+		for deadline := time.Now().Add(5 * time.Second); !next.After(smp.Time); time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("the loop did not say when it looks next")
+			}
+			next = h.s.NextLook()
+		}
+		want := ready
+		if ready == 0 {
+			want = sampler.MaxWait
+		}
+		// From the sample's time: the linger starts after the handler.
+		if got := next.Sub(smp.Time); got < want || got > want+500*time.Millisecond {
+			t.Errorf("Ready(%v): the loop looks again %v after the sample, want %v", ready, got, want)
+		}
+	}
+}
