@@ -140,16 +140,16 @@ func (s *Supervisor) memoryStory(running *diagnosis.Cell) diagnosis.Memory {
 }
 
 // limitSource says where the budget comes from, for the death notice:
-// where the cgroup's limit is set ("cgroup v2 memory.max at /job"), or
-// what the advice depends on.
+// where the cgroup's limit is set ("cgroup v2 memory.max at /job",
+// "MEM_LIMIT"), or what the advice depends on.
 func limitSource(b decide.Budget) string {
-	switch b.Figure {
-	case ledger.Cgroup:
-		return b.Source
-	case ledger.Host:
+	switch {
+	case b.Figure == ledger.Host:
 		return diagnosis.LimitHost
+	case b.From == decide.FromSetting:
+		return diagnosis.LimitEnv
 	}
-	return diagnosis.LimitEnv
+	return b.Source
 }
 
 // ledgerCells is the ledger as guardctl shows it.
