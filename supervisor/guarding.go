@@ -44,7 +44,7 @@ func (s *Supervisor) interrupt(proc *child.Process, byGuard bool) {
 		// down. A kernel with nothing running has nothing to lose from
 		// that, but one that has not set up its handler yet, or xeus-python
 		// at any time, dies of SIGINT: and then the shutdown is a death.
-		s.cfg.Log.Printf("interrupt: no cell is running in kernel pid %d; it is not signalled", proc.Pid)
+		s.cfg.Debug.Printf("interrupt: no cell is running in kernel pid %d; it is not signalled", proc.Pid)
 		s.guard.Thaw()
 		return
 	}

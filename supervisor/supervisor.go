@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"github.com/jupyter-guard/jupyter-guard/child"
 	"github.com/jupyter-guard/jupyter-guard/control"
 	"github.com/jupyter-guard/jupyter-guard/guard"
+	"github.com/jupyter-guard/jupyter-guard/guard/ledger"
 	"github.com/jupyter-guard/jupyter-guard/guard/proctree"
 	"github.com/jupyter-guard/jupyter-guard/kernelspec"
 	"github.com/jupyter-guard/jupyter-guard/proxy"
@@ -92,6 +94,9 @@ func Run(cfg Config) error {
 	signal.Notify(s.signals, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(s.signals)
 
+	if s.cfg.Debug == nil {
+		s.cfg.Debug = log.New(io.Discard, "", 0)
+	}
 	// A limit or threshold that cannot be honoured stops the kernel here.
 	g, err := guard.New(cfg.Guard, voice{s}, cfg.Log)
 	if err != nil {
@@ -99,6 +104,7 @@ func Run(cfg Config) error {
 	}
 	s.guard = g
 	defer g.Close()
+	s.announce()
 	// jupyter-guard's server extension sets this in the Jupyter server's
 	// environment, which the kernels it starts inherit.
 	g.SetPanel(os.Getenv("JUPYTER_GUARD_PANEL") != "")
@@ -137,7 +143,7 @@ func Run(cfg Config) error {
 	sweepPrivDirs(filepath.Dir(privDir), privDir)
 	sockDir := privDir
 	if why := tcpOnly(cfg.Argv); why != "" {
-		cfg.Log.Printf("the kernel listens on loopback tcp ports, not on unix sockets: %s", why)
+		s.cfg.Debug.Printf("the kernel listens on loopback tcp ports, not on unix sockets: %s", why)
 		sockDir = ""
 	}
 	checkRuntimeDir(cfg.RuntimeDir, cfg.Log)
@@ -178,6 +184,24 @@ func Run(cfg Config) error {
 		if stop := s.waitToRestart(); stop {
 			return nil
 		}
+	}
+}
+
+// announce writes the start-up lines: the budget, and why no GPU memory is
+// measured. They are for debugging (guardctl status shows the budget),
+// unless the user must act: a limit the guard may not see, a GPU it
+// cannot measure where one could be expected.
+func (s *Supervisor) announce() {
+	b := s.guard.Budget()
+	budget := s.cfg.Debug.Printf
+	if b.Figure == ledger.Host && b.Detected.Unseen != "" {
+		budget = s.cfg.Log.Printf
+	}
+	budget("memory guard: %v (%s), measured on %s; action %s", b.Budget, b.Source, b.Figure, b.Action)
+	if why, expected := s.guard.NoGPU(); expected {
+		s.cfg.Log.Printf("memory guard: no GPU memory is measured: %s", why)
+	} else if why != "" {
+		s.cfg.Debug.Printf("memory guard: no GPU memory is measured: %s", why)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"syscall"
 
 	"github.com/jupyter-guard/jupyter-guard/guard/config"
@@ -69,6 +70,11 @@ func runKernel(args []string) error {
 	if err != nil {
 		return err
 	}
+	logger := log.New(os.Stderr, "jupyter-guard: ", log.Ltime)
+	var debug *log.Logger
+	if on, _ := strconv.ParseBool(os.Getenv("JUPYTER_GUARD_DEBUG")); on {
+		debug = log.New(os.Stderr, "jupyter-guard: debug: ", log.Ltime)
+	}
 	return supervisor.Run(supervisor.Config{
 		ConnFile:      abs,
 		Conn:          ci,
@@ -78,6 +84,7 @@ func runKernel(args []string) error {
 		RuntimeDir:    runtimeDir,
 		Keeper:        keeperArgv(),
 		Guard:         guardCfg,
-		Log:           log.New(os.Stderr, "jupyter-guard: ", log.Ltime),
+		Log:           logger,
+		Debug:         debug,
 	})
 }
