@@ -75,7 +75,7 @@ func runKernel(args []string) error {
 	if on, _ := strconv.ParseBool(os.Getenv("JUPYTER_GUARD_DEBUG")); on {
 		debug = log.New(os.Stderr, "jupyter-guard: debug: ", log.Ltime)
 	}
-	return supervisor.Run(supervisor.Config{
+	err = supervisor.Run(supervisor.Config{
 		ConnFile:      abs,
 		Conn:          ci,
 		Argv:          argv,
@@ -87,4 +87,11 @@ func runKernel(args []string) error {
 		Log:           logger,
 		Debug:         debug,
 	})
+	// Ended with its kernel, whose death is in the log already: the
+	// kernel's own status, as a plain kernel's process would end.
+	var ended supervisor.KernelEnded
+	if errors.As(err, &ended) {
+		return exitCode(ended.Status)
+	}
+	return err
 }

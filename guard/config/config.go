@@ -24,6 +24,8 @@ type Config struct {
 	// jupyter-resource-usage shows. Without JUPYTER_GUARD_LIMIT, it is the
 	// budget unless a cgroup's limit is lower.
 	MemLimit uint64
+	// Restart says who restarts a kernel that died (RestartAuto, ...).
+	Restart Restart
 
 	// origin quotes what the user wrote for each setting they set, such as
 	// "JUPYTER_GUARD_WARN=90%", so errors found later can point at it.
@@ -40,6 +42,7 @@ func Default() Config {
 		MaxRestarts:   5,
 		RestartWindow: time.Minute,
 		GPUWarn:       Spec{Percent: 90},
+		Restart:       RestartAuto,
 	}
 }
 
