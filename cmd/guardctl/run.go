@@ -132,6 +132,11 @@ func guardEnv(o runOptions, getenv func(string) string) []string {
 	if action != "" {
 		env = append(env, "JUPYTER_GUARD_ACTION="+action)
 	}
+	// guardctl run reads the guard's KernelDied itself: the proxy restarts
+	// a dead kernel in place, as under a Jupyter server.
+	if getenv("JUPYTER_GUARD_RESTART") == "" {
+		env = append(env, "JUPYTER_GUARD_RESTART=guard")
+	}
 	return env
 }
 
