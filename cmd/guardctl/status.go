@@ -117,13 +117,13 @@ func printStatus(w io.Writer, asJSON bool) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "KERNEL\tKERNELSPEC\tNOTEBOOK\tSTATE\tMEMORY\tGPU\tUPTIME\tLAST CELL\tDEATHS")
+	fmt.Fprintln(tw, "KERNEL\tKERNELSPEC\tNOTEBOOK\tSTATE\tMEMORY\tBUDGET FROM\tGPU\tUPTIME\tLAST CELL\tDEATHS")
 	var unknown []string
 	for _, k := range ks {
 		s := k.State
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n",
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n",
 			control.ShortID(s.KernelID), orDash(shown(s.Kernelspec, 40)), orDash(shown(s.Notebook, 60)), stateCell(s), memoryCell(s.Memory),
-			gpuCell(s), units.FormatDuration(time.Since(s.Started)), lastCellCell(s.LastCell), s.Deaths)
+			budgetCell(s.Memory), gpuCell(s), units.FormatDuration(time.Since(s.Started)), lastCellCell(s.LastCell), s.Deaths)
 		if s.Memory.LimitUnseen != "" {
 			unknown = append(unknown, fmt.Sprintf("Memory limit of %s: %s; its budget is the host's memory: set JUPYTER_GUARD_LIMIT to the real limit.",
 				control.ShortID(s.KernelID), shown(s.Memory.LimitUnseen, 300)))
@@ -157,16 +157,36 @@ func stateCell(s control.State) string {
 	return s.State
 }
 
+// memoryCell is the kernel's own memory against its budget: "412 MiB / 600
+// MiB (69%)", marked " !" near the budget when the budget counts it.
 func memoryCell(m control.Memory) string {
 	if m.Budget == 0 {
-		return units.FormatBytes(m.Used)
+		return units.FormatBytes(m.Kernel)
 	}
-	cell := fmt.Sprintf("%s / %s (%.0f%%)", units.FormatBytes(m.Used), units.FormatBytes(m.Budget), m.Share*100)
+	cell := fmt.Sprintf("%s / %s (%.0f%%)", units.FormatBytes(m.Kernel), units.FormatBytes(m.Budget), m.KernelShare*100)
 	switch {
-	case m.Share >= 0.8:
+	case m.Scope == control.ScopeKernel && m.Share >= 0.8:
 		cell += " !"
 	case m.LimitUnseen != "":
 		cell += " ?" // the budget may be above the real limit: see the line below the table
+	}
+	return cell
+}
+
+// budgetCell says where the budget comes from and, when it counts the host
+// or a cgroup shared with others rather than the kernel, what that scope
+// uses: "host memory: 1.5 GiB used (6%)", marked " !" near the budget.
+func budgetCell(m control.Memory) string {
+	from := shown(m.LimitSource, 40)
+	if m.LimitUnseen != "" {
+		from = "host memory" // the reason is below the table
+	}
+	if m.Scope != control.ScopeHost && m.Scope != control.ScopeCgroup {
+		return orDash(from)
+	}
+	cell := fmt.Sprintf("%s: %s used (%.0f%%)", from, units.FormatBytes(m.Used), m.Share*100)
+	if m.Share >= 0.8 {
+		cell += " !"
 	}
 	return cell
 }

@@ -31,18 +31,35 @@ func TestGPUCell(t *testing.T) {
 
 func TestMemoryCell(t *testing.T) {
 	const gib = 1 << 30
+	kernel := control.Memory{Kernel: gib, KernelShare: 0.25, Used: gib, Share: 0.25, Budget: 4 * gib, Scope: control.ScopeKernel,
+		LimitSource: "JUPYTER_GUARD_LIMIT"}
+	near := kernel
+	near.Kernel, near.KernelShare, near.Used, near.Share = 3.5*gib, 0.875, 3.5*gib, 0.875
+	// The host's memory as the budget: the kernel's own figure first, the
+	// host's in the budget's column.
+	host := control.Memory{Kernel: gib, KernelShare: 1.0 / 24, Used: 21 * gib, Share: 0.875, Budget: 24 * gib, Scope: control.ScopeHost,
+		LimitSource: "host memory"}
+	unseen := host
+	unseen.Used, unseen.Share = 2*gib, 2.0/24
+	unseen.LimitSource, unseen.LimitUnseen = "host memory; in a container: set JUPYTER_GUARD_LIMIT", "limits above / cannot be read"
+	shared := control.Memory{Kernel: 300 << 20, KernelShare: 300.0 / 4096, Used: 3 * gib, Share: 0.75, Budget: 4 * gib,
+		Scope: control.ScopeCgroup, LimitSource: "cgroup v2 memory.max at /kubepods/pod-a"}
 	for _, c := range []struct {
-		m    control.Memory
-		want string
+		m              control.Memory
+		memory, budget string
 	}{
-		{control.Memory{Used: gib, Budget: 4 * gib, Share: 0.25}, "1 GiB / 4 GiB (25%)"},
-		{control.Memory{Used: 3.5 * gib, Budget: 4 * gib, Share: 0.875}, "3.5 GiB / 4 GiB (88%) !"},
-		// A budget of host memory where a container's limit may be lower.
-		{control.Memory{Used: gib, Budget: 4 * gib, Share: 0.25, LimitUnseen: "limits above / cannot be read"}, "1 GiB / 4 GiB (25%) ?"},
-		{control.Memory{Used: gib}, "1 GiB"},
+		{kernel, "1 GiB / 4 GiB (25%)", "JUPYTER_GUARD_LIMIT"},
+		{near, "3.5 GiB / 4 GiB (88%) !", "JUPYTER_GUARD_LIMIT"},
+		{host, "1 GiB / 24 GiB (4%)", "host memory: 21 GiB used (88%) !"},
+		{unseen, "1 GiB / 24 GiB (4%) ?", "host memory: 2 GiB used (8%)"},
+		{shared, "300 MiB / 4 GiB (7%)", "cgroup v2 memory.max at /kubepods/pod-a: 3 GiB used (75%)"},
+		{control.Memory{Kernel: gib}, "1 GiB", "-"},
 	} {
-		if got := memoryCell(c.m); got != c.want {
-			t.Errorf("memoryCell(%+v) = %q, want %q", c.m, got, c.want)
+		if got := memoryCell(c.m); got != c.memory {
+			t.Errorf("memoryCell(%+v) = %q, want %q", c.m, got, c.memory)
+		}
+		if got := budgetCell(c.m); got != c.budget {
+			t.Errorf("budgetCell(%+v) = %q, want %q", c.m, got, c.budget)
 		}
 	}
 }

@@ -39,7 +39,7 @@ const (
 	FromSetting  = "JUPYTER_GUARD_LIMIT"
 	FromMemLimit = "MEM_LIMIT"
 	FromCgroup   = "cgroup"
-	FromHost     = "host memory"
+	FromHost     = "host"
 )
 
 // NewBudget resolves cfg against the limit detected for the kernel. A size
