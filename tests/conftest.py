@@ -103,6 +103,7 @@ def jupyter_dirs(tmp_path_factory):
     for k, d in dirs.items():
         d.mkdir()
         os.environ[k] = str(d)
+    dirs["JUPYTER_RUNTIME_DIR"].chmod(0o700)  # as Jupyter makes it (the proxy says so of any other)
     # The suite's kernels are restarted in place by their proxy, as under a
     # Jupyter server; the tests of headless clients (nbclient, nbconvert),
     # and the servers the tests run, leave the proxy to tell (`auto`).

@@ -167,7 +167,7 @@ def test_metrics_of_two_kernels_one_dead_of_a_segfault(server, kernel_id):
 
         text = wait_until(counted, 60, "the segfault counted on /metrics, the kernel back", interval=0.5)
         for kid in (kernel_id, k["id"]):
-            used = metric(text, "jupyter_guard_memory_used_bytes", kid)
+            used = metric(text, "jupyter_guard_memory_used_bytes", kid, source="tree_rss")
             assert used is not None and 10 * MiB < used < 500 * MiB, (kid, used)
         assert metric(text, "jupyter_guard_deaths_total", kernel_id, cause="segfault") == 0, text
         # The guard's families pass promtool as they are served (jupyter_server's own are its business).
