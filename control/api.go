@@ -115,6 +115,30 @@ type Cell struct {
 	GPUPeakBytes   uint64    `json:"gpu_peak_bytes,omitempty"`
 }
 
+// History is the kernel's memory over the last minutes, for the panel's
+// picture: the measurements the guard took (a few a second while a cell
+// runs, one for each status asked between cells), and the lines they are
+// read against. Cells come from Cells.
+type History struct {
+	Budget uint64 `json:"budget_bytes"`
+	Warn   uint64 `json:"warn_bytes"`
+	Pause  uint64 `json:"pause_bytes"`
+	// KernelSource and Scope say what each point's Kernel and Used
+	// measure, as in Memory: Warn and Pause are lines on Used.
+	KernelSource string  `json:"kernel_source"`
+	Scope        string  `json:"scope"`
+	Points       []Point `json:"points"`
+}
+
+// Point is one measurement: At in milliseconds since the Unix epoch (as
+// JavaScript counts time), the kernel's own figure and what the budget
+// counts, in bytes.
+type Point struct {
+	At     int64  `json:"t"`
+	Kernel uint64 `json:"kernel"`
+	Used   uint64 `json:"used"`
+}
+
 // ShortID is a kernel id as guardctl shows it: enough to tell kernels apart
 // and to name one on its command line.
 func ShortID(id string) string { return id[:min(8, len(id))] }
@@ -123,6 +147,7 @@ func ShortID(id string) string { return id[:min(8, len(id))] }
 type Kernel interface {
 	State() State
 	Cells() []Cell
+	History() History
 	Resume() error
 	Interrupt() error
 	Restart() error

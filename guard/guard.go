@@ -238,6 +238,14 @@ func (g *Guard) Fresh(maxAge, wait time.Duration) (m ledger.Memory, pids []int, 
 	return m, g.pids, ok
 }
 
+// History is the kernel's measurements of the last minutes, oldest first
+// (ledger.History), for the picture of its memory.
+func (g *Guard) History() []ledger.Point {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.ledger.History()
+}
+
 // Actions counts the guard's actions on the kernel's cells since the proxy
 // started, by kind (decide.Act's names, decide.Thawed and decide.Resumed).
 func (g *Guard) Actions() map[string]int {

@@ -94,6 +94,21 @@ def test_cells_of_a_kernel(server, kernel_id):
     assert status == 200 and cells == [], cells  # nothing has run: [] (not null)
 
 
+def test_history_of_a_kernel(server, kernel_id):
+    """The panel's picture: the kernel's measurements and the lines, the last
+    point within 10 % of what the kernel list says (which measures anew)."""
+    _, ks = server.call("GET", "/jupyter-guard/kernels")
+    [k] = [x for x in ks if x["kernel_id"] == kernel_id]
+    status, h = server.call("GET", f"/jupyter-guard/kernels/{kernel_id}/history")
+    assert status == 200, h
+    assert (h["budget_bytes"], h["scope"], h["kernel_source"]) == (2 << 30, "kernel", "tree_rss"), h
+    assert h["warn_bytes"] < h["pause_bytes"] < h["budget_bytes"], h
+    assert h["points"] and all(a["t"] <= b["t"] for a, b in zip(h["points"], h["points"][1:])), h["points"]
+    last = h["points"][-1]
+    assert abs(last["kernel"] - k["memory"]["kernel_bytes"]) <= 0.1 * k["memory"]["kernel_bytes"], (last, k["memory"])
+    assert server.call("GET", "/jupyter-guard/kernels/ffffffff/history")[0] == 404
+
+
 def test_actions(server, kernel_id):
     status, body = server.call("POST", f"/jupyter-guard/kernels/{kernel_id}/resume")
     assert status == 409 and "not paused" in body["error"], (status, body)

@@ -73,3 +73,29 @@ func TestPrintJSONEmptyLedger(t *testing.T) {
 		t.Errorf("an empty ledger prints %q, want []: scripts index it", got)
 	}
 }
+
+func TestPrintHistory(t *testing.T) {
+	const mib = 1 << 20
+	h := control.History{Budget: 600 * mib, Warn: 480 * mib, Pause: 570 * mib, KernelSource: "tree_rss", Scope: control.ScopeKernel}
+	for i := range 100 {
+		h.Points = append(h.Points, control.Point{At: int64(1000 * i), Kernel: uint64(i) * mib, Used: uint64(i) * mib})
+	}
+	var b strings.Builder
+	if err := printHistory(&b, h); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	t.Log("\n" + b.String())
+	if lines[0] != "Budget 600 MiB: warn at 480 MiB, pause at 570 MiB, on the kernel's own memory (tree_rss)." {
+		t.Errorf("first line %q", lines[0])
+	}
+	if len(lines) != 2+historyRows || !strings.HasSuffix(lines[2], "0 B") || !strings.HasSuffix(lines[len(lines)-1], "99 MiB") {
+		t.Errorf("%d lines, want the header, %d rows from the first to the last measurement:\n%s", len(lines), historyRows, b.String())
+	}
+	h.Scope, h.Points = control.ScopeHost, h.Points[:2]
+	b.Reset()
+	_ = printHistory(&b, h)
+	if !strings.Contains(b.String(), "on the host's used memory") || !strings.Contains(b.String(), "TIME      KERNEL  HOST") {
+		t.Errorf("a budget on the host's memory:\n%s", b.String())
+	}
+}
