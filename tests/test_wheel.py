@@ -27,7 +27,7 @@ from support import check_grow_demo, jupyter_server
 
 PLATFORM = "manylinux_2_17_x86_64"
 WHEEL_PYTHON = REPO / ".venv-wheel" / "bin" / "python"
-LABEXTENSION = REPO / "bin" / "labextension" / "jupyter-guard"
+LABEXTENSION = REPO / "labextension" / "prebuilt" / "jupyter-guard"
 
 
 def sh(*args, env: dict[str, str] | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
