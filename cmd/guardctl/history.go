@@ -1,8 +1,6 @@
 package main
 
 import (
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -19,15 +17,13 @@ func init() {
 }
 
 func runHistory(args []string) error {
-	fs := flag.NewFlagSet("history", flag.ContinueOnError)
-	asJSON := fs.Bool("json", false, "print every measurement as JSON (the control API's history, which the lab panel draws)")
-	if err := fs.Parse(args); err != nil {
-		return exitCode(2)
+	cl := newCmdline("history", "KERNEL", "Shows one guarded kernel's memory over the last minutes (KERNEL: a unique id prefix or the notebook's name): its own figure, and the host's or a shared cgroup's where its budget counts that, against the budget's lines.", 1, 1)
+	asJSON := cl.Bool("json", false, "print every measurement as JSON (the control API's history, which the lab panel draws)")
+	pos, err := cl.parse(args)
+	if err != nil {
+		return err
 	}
-	if fs.NArg() != 1 {
-		return errors.New("usage: guardctl history [--json] KERNEL (an id prefix or a notebook name)")
-	}
-	k, err := pickKernel(fs.Arg(0))
+	k, err := pickKernel(pos[0])
 	if err != nil {
 		return err
 	}

@@ -24,7 +24,7 @@ export const PLAIN = { name: 'e2e-python3', display: 'Python 3' };
 export const GUARDED = { name: 'e2e-python3-guarded', display: 'Python 3 (guarded)' };
 
 // jupyter-guard's lab extension as `make labextension` builds it.
-export const LABEXTENSION = join(REPO, 'bin', 'labextension', 'jupyter-guard');
+export const LABEXTENSION = join(REPO, 'labextension', 'prebuilt', 'jupyter-guard');
 // jupyter-resource-usage as `make e2e-deps` installs it (pip --target).
 export const RESOURCE_USAGE = join(REPO, 'bin', 'resource-usage');
 
