@@ -135,7 +135,8 @@ async function serve({ name, env, notebooks, kernels, resourceUsage, python, gua
   }
   for (const [kernel, spec] of Object.entries(plain)) {
     const guardedSpec = JSON.parse(readFileSync(join(dirs.JUPYTER_DATA_DIR, 'kernels', `${kernel}-guarded`, 'kernel.json'), 'utf8'));
-    if (guardedSpec.display_name !== `${spec.display_name} (guarded)` || guardedSpec.argv[0] !== guardctl) {
+    // argv: /bin/sh -c SCRIPT GUARDCTL kernel …, sh exec'ing guardctl.
+    if (guardedSpec.display_name !== `${spec.display_name} (guarded)` || guardedSpec.argv[0] !== '/bin/sh' || guardedSpec.argv[3] !== guardctl) {
       throw new Error(`unexpected guarded kernelspec: ${JSON.stringify(guardedSpec)}`);
     }
   }
