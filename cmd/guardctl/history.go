@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -17,24 +16,8 @@ func init() {
 }
 
 func runHistory(args []string) error {
-	cl := newCmdline("history", "KERNEL", "Shows one guarded kernel's memory over the last minutes (KERNEL: a unique id prefix or the notebook's name): its own figure, and the host's or a shared cgroup's where its budget counts that, against the budget's lines.", 1, 1)
-	asJSON := cl.Bool("json", false, "print every measurement as JSON (the control API's history, which the lab panel draws)")
-	pos, err := cl.parse(args)
-	if err != nil {
-		return err
-	}
-	k, err := pickKernel(pos[0])
-	if err != nil {
-		return err
-	}
-	h, err := k.Conn.History()
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		return printJSON(os.Stdout, h)
-	}
-	return printHistory(os.Stdout, h)
+	return showKernel(args, "history", "Shows one guarded kernel's memory over the last minutes (KERNEL: a unique id prefix or the notebook's name): its own figure, and the host's or a shared cgroup's where its budget counts that, against the budget's lines.",
+		"print every measurement as JSON (the control API's history, which the lab panel draws)", (*control.Conn).History, printHistory)
 }
 
 // historyRows is how many measurements the table shows at most.

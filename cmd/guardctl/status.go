@@ -223,8 +223,16 @@ func lastCellCell(c *control.Cell) string {
 }
 
 func runCells(args []string) error {
-	cl := newCmdline("cells", "KERNEL", "Shows the per-cell memory ledger of one guarded kernel (KERNEL: a unique id prefix or the notebook's name); the cells that grew most are marked.", 1, 1)
-	asJSON := cl.Bool("json", false, "print the ledger as JSON (the control API's cells, a stable shape for scripts)")
+	return showKernel(args, "cells", "Shows the per-cell memory ledger of one guarded kernel (KERNEL: a unique id prefix or the notebook's name); the cells that grew most are marked.",
+		"print the ledger as JSON (the control API's cells, a stable shape for scripts)", (*control.Conn).Cells, printCells)
+}
+
+// showKernel runs a command that reads one kernel (KERNEL: a unique id
+// prefix or the notebook's name) with read and prints what it read with
+// text, or as JSON with --json.
+func showKernel[T any](args []string, cmd, about, jsonHelp string, read func(*control.Conn) (T, error), text func(io.Writer, T) error) error {
+	cl := newCmdline(cmd, "KERNEL", about, 1, 1)
+	asJSON := cl.Bool("json", false, jsonHelp)
 	pos, err := cl.parse(args)
 	if err != nil {
 		return err
@@ -233,14 +241,14 @@ func runCells(args []string) error {
 	if err != nil {
 		return err
 	}
-	cells, err := k.Conn.Cells()
+	v, err := read(k.Conn)
 	if err != nil {
 		return err
 	}
 	if *asJSON {
-		return printJSON(os.Stdout, cells)
+		return printJSON(os.Stdout, v)
 	}
-	return printCells(os.Stdout, cells)
+	return text(os.Stdout, v)
 }
 
 // printJSON prints v indented, as status --json does; an empty ledger is
