@@ -152,7 +152,7 @@ func Run(cfg Config) error {
 	sweepPrivDirs(filepath.Dir(privDir), privDir)
 	sockDir := privDir
 	if why := tcpOnly(cfg.Argv); why != "" {
-		s.cfg.Debug.Printf("the kernel listens on loopback tcp ports, not on unix sockets: %s", why)
+		cfg.Log.Printf("the kernel listens on loopback tcp ports, not on unix sockets: %s", why)
 		sockDir = ""
 	}
 	checkRuntimeDir(cfg.RuntimeDir, cfg.Log)
