@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -177,11 +178,13 @@ func TestUnverifiedPeersCannotGrowTheProxy(t *testing.T) {
 			}
 		}},
 		{"1,024 subscriptions of 1 MiB topics", func() func(*testing.T, *proxytest.Proxy) {
-			subscription := append(zmtp.FrameHeader(false, MiB+1), append([]byte{1}, make([]byte, MiB)...)...)
+			// Each topic its own: the topic's first bytes are its number.
+			head := append(zmtp.FrameHeader(false, MiB+1), 1)
+			rest := make([]byte, MiB-4)
 			return func(t *testing.T, p *proxytest.Proxy) {
 				c := dialRaw(t, p.Endpoint(proxy.IOPub), "SUB")
-				for range 1024 {
-					for !write(c, subscription) {
+				for i := range 1024 {
+					for !write(c, binary.BigEndian.AppendUint32(head[:len(head):len(head)], uint32(i))) || !write(c, rest) {
 						c.Close()
 						c = dialRaw(t, p.Endpoint(proxy.IOPub), "SUB") // dropped: again
 					}
