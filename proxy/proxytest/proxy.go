@@ -96,9 +96,9 @@ func (p *Proxy) Dial(t testing.TB) *client.Client {
 // passHooks let every message through, as a proxy without a guard would.
 type passHooks struct{}
 
-func (passHooks) FromFrontend(proxy.Channel, *wire.Message, wire.Header) bool { return true }
+func (passHooks) FromFrontend(proxy.Channel, *wire.Message, wire.Header) bool               { return true }
 func (passHooks) FromKernel(proxy.Channel, *wire.Message, wire.Header, wire.Header, string) {}
-func (passHooks) Unserved(proxy.Request)                                                   {}
+func (passHooks) Unserved(proxy.Request)                                                    {}
 
 // Log is what the proxy logged, a line per Write.
 type Log struct {
