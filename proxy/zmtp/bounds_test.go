@@ -90,7 +90,7 @@ func linesSaying(log *logLines, s string) []string {
 // message keeps its slot.
 func TestOldestUnprovenMakesRoom(t *testing.T) {
 	var log logLines
-	r := listenJudgingRouter(t, bindEndpoint(t, "tcp"), log.log, judge(t), zmtp.WithLimits(zmtp.LimitsOf(3, time.Hour)))
+	r := listenJudgingRouter(t, bindEndpoint(t, "tcp"), log.log, judge(t), zmtp.WithLimits(zmtp.LimitsOf(3, time.Hour, 0)))
 	kept := dialIdle(t, r.Endpoint(), "DEALER", "kept")
 	stillOpen(t, kept, "signed")
 	first := dialIdle(t, r.Endpoint(), "DEALER", "")
@@ -112,7 +112,7 @@ func TestOldestUnprovenMakesRoom(t *testing.T) {
 // message, a newcomer is refused and said so, and the peers go on.
 func TestProvenPeersKeepTheirSlots(t *testing.T) {
 	var log logLines
-	r := listenJudgingRouter(t, bindEndpoint(t, "tcp"), log.log, judge(t), zmtp.WithLimits(zmtp.LimitsOf(2, time.Hour)))
+	r := listenJudgingRouter(t, bindEndpoint(t, "tcp"), log.log, judge(t), zmtp.WithLimits(zmtp.LimitsOf(2, time.Hour, 0)))
 	a := dialIdle(t, r.Endpoint(), "DEALER", "a")
 	stillOpen(t, a, "signed")
 	b := dialIdle(t, r.Endpoint(), "DEALER", "b")
@@ -127,15 +127,20 @@ func TestProvenPeersKeepTheirSlots(t *testing.T) {
 }
 
 // TestUnprovenPeersTimeOut: a peer that shakes hands and then sends
-// nothing, or only what is not verified, is closed at the proof time; one
-// that has sent a verified message, or whose identity has on another
-// socket of the same kernel, stays.
+// nothing, or only what is not verified, is closed at the proof time,
+// unless it is among the first unproven peers of its socket (a
+// KernelManager's silent control connection); one that has sent a
+// verified message, or whose identity has on another socket of the same
+// kernel, stays.
 func TestUnprovenPeersTimeOut(t *testing.T) {
 	const proof = 300 * time.Millisecond
 	var log logLines
-	limits := zmtp.WithLimits(zmtp.LimitsOf(16, proof))
+	limits := zmtp.WithLimits(zmtp.LimitsOf(16, proof, 1))
 	shell := listenJudgingRouter(t, bindEndpoint(t, "tcp"), log.log, judge(t), limits)
 	stdin := listenJudgingRouter(t, bindEndpoint(t, "tcp"), log.log, judge(t), limits)
+	manager := dialIdle(t, shell.Endpoint(), "DEALER", "")
+	first := dialIdle(t, stdin.Endpoint(), "DEALER", "")
+	waitFor(t, "the first peers", func() bool { return shell.Conns() == 1 && stdin.Conns() == 1 })
 	idle := dialIdle(t, shell.Endpoint(), "DEALER", "idle")
 	unsigned := dialIdle(t, shell.Endpoint(), "DEALER", "unsigned")
 	signed := dialIdle(t, shell.Endpoint(), "DEALER", "session")
@@ -150,9 +155,11 @@ func TestUnprovenPeersTimeOut(t *testing.T) {
 	if waited := time.Since(started); waited < proof/2 {
 		t.Errorf("closed %v after the messages: before the proof time (%v)", waited, proof)
 	}
-	time.Sleep(proof) // past the deadline of every connection
+	time.Sleep(proof) // past the proof time of every connection
 	stillOpen(t, signed, "signed")
 	stillOpen(t, vouched, "vouched")
+	stillOpen(t, manager, "the first unproven peer of shell")
+	stillOpen(t, first, "the first unproven peer of stdin")
 	if lines := linesSaying(&log, "sent no verified message within 300ms"); len(lines) == 0 {
 		t.Errorf("log %q: want a line saying why", log.get())
 	}
@@ -202,7 +209,7 @@ func TestUnverifiedMessagesAreBounded(t *testing.T) {
 func TestSubscriptionsAreBounded(t *testing.T) {
 	const proof = 300 * time.Millisecond
 	var log logLines
-	p, err := zmtp.ListenPub(bindEndpoint(t, "tcp"), nil, log.log, zmtp.WithLimits(zmtp.LimitsOf(8, proof)))
+	p, err := zmtp.ListenPub(bindEndpoint(t, "tcp"), nil, log.log, zmtp.WithLimits(zmtp.LimitsOf(8, proof, 0)))
 	p = closedAtEnd(t, p, err)
 	sub := dialIdle(t, p.Endpoint(), "SUB", "")
 	subscribe := func(topic string) {
@@ -269,7 +276,7 @@ func TestIdlePeerCostsOneGoroutine(t *testing.T) {
 // proof time; one that never does is closed.
 func TestEchoPeersProveByPing(t *testing.T) {
 	const proof = 300 * time.Millisecond
-	e, err := zmtp.ListenEcho(bindEndpoint(t, "tcp"), testLog(t), zmtp.WithLimits(zmtp.LimitsOf(8, proof)))
+	e, err := zmtp.ListenEcho(bindEndpoint(t, "tcp"), testLog(t), zmtp.WithLimits(zmtp.LimitsOf(8, proof, 0)))
 	e = closedAtEnd(t, e, err)
 	pinger := dialIdle(t, e.Endpoint(), "DEALER", "")
 	silent := dialIdle(t, e.Endpoint(), "DEALER", "")

@@ -44,11 +44,12 @@ func ShakeHands(nc net.Conn, keys *Curve) (send func([][]byte) error, err error)
 	return c.writeMsg, nil
 }
 
-// LimitsOf is NewLimits with perSocket slots and the given proof time,
-// for tests that fill a socket or wait for a deadline.
-func LimitsOf(perSocket int, proof time.Duration) *Limits {
+// LimitsOf is NewLimits with perSocket slots, the given proof time and
+// keep unproven peers kept past it, for tests that fill a socket or wait
+// for a deadline.
+func LimitsOf(perSocket int, proof time.Duration, keep int) *Limits {
 	l := NewLimits(1)
-	l.perSocket, l.proofTime = perSocket, proof
+	l.perSocket, l.proofTime, l.keepUnproven = perSocket, proof, keep
 	return l
 }
 

@@ -15,12 +15,16 @@ import (
 // connection a bound socket accepts is, in turn:
 //
 //   - unproven: it has shown nothing yet. It holds one of the socket's
-//     peer slots (Limits.perSocket), the oldest unproven one is closed when
-//     a newcomer needs a slot (libzmq has no such cap; its peers cost it no
-//     memory it shares with a kernel), and it is closed if it has not
-//     proven itself within proofTime (libzmq's ZMQ_HANDSHAKE_IVL, 30 s by
-//     default, bounds only the handshake). What it sends is held within a
-//     small budget (below).
+//     peer slots (Limits.perSocket), and the oldest unproven one is closed
+//     when a newcomer needs a slot (libzmq has no such cap; its peers cost
+//     it no memory it shares with a kernel). One still unproven proofTime
+//     after it connected is closed, unless it is among the keepUnproven
+//     unproven peers that connected first: jupyter_client's KernelManager
+//     (jupyter_server's too) keeps a control connection without an
+//     identity that sends nothing until it shuts the kernel down, for the
+//     kernel's whole life. (libzmq's ZMQ_HANDSHAKE_IVL, 30 s by default,
+//     bounds only the handshake; so does handshakeTimeout here.) What it
+//     sends is held within a small budget (below).
 //   - proven: it has done what only a frontend does. On a Router that is a
 //     verified message, its own or its identity's on another of the
 //     kernel's Routers (jupyter_client's shell, control and stdin share one
@@ -37,13 +41,18 @@ import (
 // a short-lived pair for its kernel_info nudge), so a socket sees a
 // handful, tens with many tabs or collaborators, never 256; and it proves
 // each at once (the nudge's kernel_info_request, the subscription, the
-// first ping of jupyter_client's heartbeat) in milliseconds, never 30 s.
+// first ping of jupyter_client's heartbeat) in milliseconds, never 30 s,
+// but for the KernelManager's silent control connection, one per manager
+// of the kernel, and clients whose control identity is not their shell's.
 const (
 	// maxPeersPerSocket is the most connections one socket holds, when
 	// the descriptor limit allows as many (see NewLimits).
 	maxPeersPerSocket = 256
-	// proofTime is how long a connection may stay unproven.
-	proofTime = 30 * time.Second
+	// proofTime is how long a connection may stay unproven, and
+	// keepUnproven how many per socket may stay longer: those that
+	// connected first.
+	proofTime    = 30 * time.Second
+	keepUnproven = 32
 	// freeBytes is what an untrusted connection's message (or command) may
 	// hold of its own: a kernel_info_request is about 600 bytes, a
 	// subscription or a ping a few.
@@ -66,9 +75,10 @@ const (
 // Limits are shared by the sockets one proxy binds: what their peers may
 // hold before they show the key, in descriptors and in memory.
 type Limits struct {
-	perSocket int
-	proofTime time.Duration
-	pool      pool
+	perSocket    int
+	proofTime    time.Duration
+	keepUnproven int
+	pool         pool
 
 	// Identities, across the sockets, that a verified message came with,
 	// counted by their live connections that sent one; and the live
@@ -86,7 +96,7 @@ type Limits struct {
 // guard's own, for its sampler's per-process files, the freezer, the
 // control socket and whatever the kernel's tree needs measured.
 func NewLimits(sockets int) *Limits {
-	l := &Limits{proofTime: proofTime, keyed: map[string]int{}, owners: map[string][]*admitted{}}
+	l := &Limits{proofTime: proofTime, keepUnproven: keepUnproven, keyed: map[string]int{}, owners: map[string][]*admitted{}}
 	l.perSocket = max(1, min(maxPeersPerSocket, descriptorsLeft()/2/max(1, sockets)))
 	l.pool.free.Store(unverifiedPool)
 	return l

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"strings"
 	"sync"
 	"syscall"
@@ -86,8 +85,10 @@ type admitted struct {
 	c      *conn
 	at     time.Time
 	proven bool
-	shaken bool          // its handshake is done
 	elem   *list.Element // in l.unproven while unproven
+	// overdue fires at the proof time, unless it is proven first; nil for
+	// a connection that came while fewer than keepUnproven were unproven.
+	overdue *time.Timer
 }
 
 func listen(ep, sockType string, log Logger, opts []Option, msgBudget budget, proof string, serve func(*admitted, []byte) error) (*listener, error) {
@@ -182,6 +183,11 @@ func (l *listener) admit(nc net.Conn) *admitted {
 	}
 	c := newConn(nc, acceptedReadBuffer, l.msgBudget)
 	a := &admitted{l: l, c: c, at: time.Now()}
+	// Among the first unproven peers, a connection may stay unproven: it
+	// needs no timer (and an idle proxy no wake-up for it).
+	if l.unproven.Len() >= l.limits.keepUnproven {
+		a.overdue = time.AfterFunc(l.limits.proofTime, func() { l.overdue(a) })
+	}
 	a.elem = l.unproven.PushBack(a)
 	l.conns[c] = a
 	l.wg.Add(1)
@@ -190,8 +196,30 @@ func (l *listener) admit(nc net.Conn) *admitted {
 
 // forget takes a out of the socket's slots. Call with l.mu held.
 func (l *listener) forget(a *admitted) {
+	a.stopOverdue()
 	delete(l.conns, a.c)
 	l.unproven.Remove(a.elem) // a no-op once it is out
+}
+
+// overdue closes a, unproven at the proof time, unless it is now among the
+// keepUnproven that connected first (limits.go).
+func (l *listener) overdue(a *admitted) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if a.proven || l.conns[a.c] != a {
+		return
+	}
+	older := 0
+	for e := a.elem.Prev(); e != nil && older < l.limits.keepUnproven; e = e.Prev() {
+		older++
+	}
+	if older < l.limits.keepUnproven {
+		return
+	}
+	l.forget(a)
+	a.c.Close()
+	l.lines.Printf("unproven", "%s on %s: %s sent no %s within %v of connecting, and %d peers before it have not either; connection closed",
+		l.sockType, l.ln.Addr(), peerName(a.c), l.proof, l.limits.proofTime, older)
 }
 
 func (l *listener) run(a *admitted) {
@@ -212,33 +240,15 @@ func (l *listener) run(a *admitted) {
 		}
 		return
 	}
+	_ = c.SetDeadline(time.Time{})
 	c.budget.settle()
-	l.shaken(a)
-	err = l.serve(a, identity)
-	switch {
-	case hungUp(err):
-	case errors.Is(err, os.ErrDeadlineExceeded) && !a.isProven():
-		l.lines.Printf("unproven", "%s on %s: %s sent no %s within %v of connecting; connection closed",
-			l.sockType, l.ln.Addr(), peerName(c), l.proof, l.limits.proofTime)
-	default:
+	if err := l.serve(a, identity); !hungUp(err) {
 		l.lines.Printf("read", "%s on %s: %s: %v; connection dropped", l.sockType, l.ln.Addr(), peerName(c), err)
 	}
 }
 
-// shaken ends a's handshake deadline, and gives it until the proof time
-// after it connected to prove itself.
-func (l *listener) shaken(a *admitted) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	a.shaken = true
-	_ = a.c.SetDeadline(time.Time{})
-	if !a.proven {
-		_ = a.c.SetReadDeadline(a.at.Add(l.limits.proofTime))
-	}
-}
-
-// prove marks a as shown to be a frontend: it keeps its slot and has no
-// deadline. Any goroutine may call it.
+// prove marks a as shown to be a frontend: it keeps its slot. Any
+// goroutine may call it.
 func (a *admitted) prove() {
 	l := a.l
 	l.mu.Lock()
@@ -247,16 +257,14 @@ func (a *admitted) prove() {
 		return
 	}
 	a.proven = true
+	a.stopOverdue()
 	l.unproven.Remove(a.elem)
-	if a.shaken {
-		_ = a.c.SetReadDeadline(time.Time{})
-	}
 }
 
-func (a *admitted) isProven() bool {
-	a.l.mu.Lock()
-	defer a.l.mu.Unlock()
-	return a.proven
+func (a *admitted) stopOverdue() {
+	if a.overdue != nil {
+		a.overdue.Stop()
+	}
 }
 
 // hungUp tells a connection that ended, by either side, from one dropped
