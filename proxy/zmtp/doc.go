@@ -25,7 +25,9 @@
 // (fewer when the descriptor limit is low: half of what is left at start
 // stays the guard's), a newcomer closes the oldest peer that has not yet
 // proven itself (a verified message, its identity's on another socket, a
-// subscription, a ping), an unproven peer is closed after 30 s, and until
+// subscription, a ping), an unproven peer is closed after 30 s unless 32
+// or fewer came before it (a KernelManager's control socket stays silent
+// for the kernel's life), and until
 // a connection has sent a verified message its messages are charged as
 // they are announced: 4 KiB of its own, at most 4 MiB from a 16 MiB pool
 // its untrusted neighbours share. The socket's owner gives the verdict
