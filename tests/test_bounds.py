@@ -322,6 +322,53 @@ def test_a_key_holders_large_comm_reaches_the_kernel(kernels):
     assert m["peak"] - start < size + 64 * MiB, (start, m)
 
 
+def attack_with_idle_peers(info: dict, n: int, attackers: list) -> None:
+    """Starts attackers (tests/idle_peers.py) until n idle peers are held,
+    each attacker with PER_ATTACKER descriptors at most."""
+    ports = [[info[port], kind] for port, kind in PORTS]
+    for share in [PER_ATTACKER] * (n // PER_ATTACKER) + [n % PER_ATTACKER]:
+        if share:
+            attackers.append(subprocess.Popen([sys.executable, str(TESTS / "idle_peers.py"), json.dumps({"ports": ports, "n": share})],
+                                              cwd=TESTS, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True))
+            flood = json.loads(attackers[-1].stdout.readline())
+            print(f"idle peers: {flood}")
+            assert flood["handshaked"] == share, flood
+
+
+def release(attackers: list) -> None:
+    for a in attackers:
+        a.stdin.close()
+        a.wait(EXEC_TIMEOUT)
+
+
+def test_idle_connections_within_a_low_descriptor_limit(kernels, kernelspecs, jupyter_dirs, guardctl):
+    """The peers' slots follow the descriptor limit the proxy is given: a
+    container's `ulimit -n 256` leaves the proxy about 24 slots a socket,
+    and 3,000 idle peers leave the guard its own descriptors: guardctl
+    status reads the kernel, the sampler measures a cell's 200 MiB, a new
+    client runs a cell, and nothing in the log says a descriptor was
+    missing."""
+    spec = json.loads((kernelspecs[ENV.guarded] / "kernel.json").read_text())
+    spec["argv"] = ["/bin/sh", "-c", 'ulimit -n 256 && exec "$@"', "sh", *spec["argv"]]
+    write_spec(jupyter_dirs["JUPYTER_DATA_DIR"] / "kernels", "bounds-256-fds", spec)
+    with as_jupyter_starts_it():
+        k = kernels.start("bounds-256-fds")
+    attackers = []
+    try:
+        attack_with_idle_peers(k.km.get_connection_info(), 3000, attackers)
+        k.ok("held = bytearray(200 << 20)")
+        _, r = status(guardctl)
+        assert r.returncode == 0 and "skipped" not in r.stderr, r.stderr
+        state = next(s for s in json.loads(r.stdout) if s["kernel_id"] == k.kernel_id)
+        print(f"open fds {state['proxy']['open_fds']}, tree RSS {state['memory']['tree_rss_bytes'] / MiB:.0f} MiB")
+        assert state["proxy"]["open_fds"] < 256, state["proxy"]
+        assert state["memory"]["tree_rss_bytes"] > 200 * MiB, state["memory"]
+        assert new_client_runs(k) == "new client 42\n"
+        assert "too many open files" not in k.output().lower(), k.output()[-3000:]
+    finally:
+        release(attackers)
+
+
 def test_idle_connections_leave_the_guard_working(kernels, kernelspecs, jupyter_dirs, guardctl):
     """IDLE_PEERS connections that shake hands on the five ports and say
     nothing, from another process: `guardctl status` answers within 1 s, a
@@ -349,14 +396,7 @@ def test_idle_connections_leave_the_guard_working(kernels, kernelspecs, jupyter_
         reset_peak(pid)
         start = memory(pid)["rss"]
 
-        ports = [[info[port], kind] for port, kind in PORTS]
-        for n in [PER_ATTACKER] * (IDLE_PEERS // PER_ATTACKER) + [IDLE_PEERS % PER_ATTACKER]:
-            if n:
-                attackers.append(subprocess.Popen([sys.executable, str(TESTS / "idle_peers.py"), json.dumps({"ports": ports, "n": n})],
-                                                  cwd=TESTS, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True))
-                flood = json.loads(attackers[-1].stdout.readline())
-                print(f"idle peers: {flood}")
-                assert flood["handshaked"] == n, flood
+        attack_with_idle_peers(info, IDLE_PEERS, attackers)
 
         took, r = status(guardctl)
         print(f"guardctl status took {took:.2f} s")
@@ -400,8 +440,6 @@ def test_idle_connections_leave_the_guard_working(kernels, kernelspecs, jupyter_
         assert len(lines) < 100
         assert m["peak"] - start < 64 * MiB, (start, flooded, m)
     finally:
-        for a in attackers:
-            a.stdin.close()
-            a.wait(EXEC_TIMEOUT)
+        release(attackers)
         kernels.shutdown_all()
         cg.remove()
