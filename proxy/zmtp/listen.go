@@ -315,40 +315,19 @@ func (l *listener) close() error {
 // or "SUB"), retrying every retry while nobody listens there yet, until
 // ctx ends. A handshake refused for its mechanism or keys is not retried.
 func dial(ctx context.Context, ep, sockType string, identity []byte, retry time.Duration, opts []Option) (*conn, error) {
-	o, err := optionsOf(opts)
+	o, network, addr, err := dialTarget(ep, opts)
 	if err != nil {
 		return nil, err
 	}
-	network, addr, err := splitEndpoint(ep)
-	if err != nil {
-		return nil, err
-	}
-	var d net.Dialer
 	var last error // why the last try failed, when ctx ends during the next
 	for {
-		nc, err := d.DialContext(ctx, network, addr)
+		c, err := dialOnce(ctx, network, addr, sockType, identity, o.curve, bufSize)
 		if err == nil {
-			// Before it has shaken hands, what it sends is held to
-			// commands of maxCommand bytes: a kernel's READY is far smaller.
-			c := newConn(nc, bufSize, budget{free: maxCommand, max: maxCommand})
-			if deadline, ok := ctx.Deadline(); ok {
-				_ = c.SetDeadline(deadline)
-			}
-			stop := context.AfterFunc(ctx, func() { c.Close() })
-			_, err = c.handshake(sockType, identity, o.curve, false)
-			if stop() && err == nil {
-				_ = c.SetDeadline(time.Time{})
-				// Trusted only once it has shown it is the peer dialled:
-				// the proxy dials only its own child kernel.
-				c.budget.settle()
-				c.trusted = true
-				return c, nil
-			}
-			c.Close()
-			var se *securityError
-			if errors.As(err, &se) {
-				return nil, fmt.Errorf("%s %s: %w", sockType, ep, err)
-			}
+			return c, nil
+		}
+		var se *securityError
+		if errors.As(err, &se) {
+			return nil, fmt.Errorf("%s %s: %w", sockType, ep, err)
 		}
 		if ctx.Err() != nil {
 			if last == nil {
@@ -362,4 +341,43 @@ func dial(ctx context.Context, ep, sockType string, identity []byte, retry time.
 		case <-time.After(retry):
 		}
 	}
+}
+
+// dialTarget is a dial's options, and its endpoint for package net.
+func dialTarget(ep string, opts []Option) (o options, network, addr string, err error) {
+	if o, err = optionsOf(opts); err != nil {
+		return o, "", "", err
+	}
+	network, addr, err = splitEndpoint(ep)
+	return o, network, addr, err
+}
+
+// dialOnce connects once and shakes hands, within ctx. The connection it
+// returns is trusted: it has shown it is the peer dialled (the proxy dials
+// only its own child kernel).
+func dialOnce(ctx context.Context, network, addr, sockType string, identity []byte, keys *Curve, readBuffer int) (*conn, error) {
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	// Before it has shaken hands, what it sends is held to commands of
+	// maxCommand bytes: a kernel's READY is far smaller.
+	c := newConn(nc, readBuffer, budget{free: maxCommand, max: maxCommand})
+	if deadline, ok := ctx.Deadline(); ok {
+		_ = c.SetDeadline(deadline)
+	}
+	stop := context.AfterFunc(ctx, func() { c.Close() })
+	_, err = c.handshake(sockType, identity, keys, false)
+	if !stop() || err != nil {
+		c.Close()
+		if err == nil {
+			err = context.Cause(ctx)
+		}
+		return nil, err
+	}
+	_ = c.SetDeadline(time.Time{})
+	c.budget.settle()
+	c.trusted = true
+	return c, nil
 }

@@ -1,6 +1,7 @@
 package zmtp
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"net"
@@ -20,28 +21,19 @@ type RawConn struct{ c *conn }
 // ("DEALER", "SUB", "REQ") with identity (none if empty), and shakes
 // hands, within timeout.
 func DialRaw(ep, sockType string, identity []byte, timeout time.Duration, opts ...Option) (*RawConn, error) {
-	o, err := optionsOf(opts)
+	o, network, addr, err := dialTarget(ep, opts)
 	if err != nil {
 		return nil, err
 	}
-	network, addr, err := splitEndpoint(ep)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	// A small read buffer: a test may hold thousands of these. Trusted as
+	// a dialled connection is: what the socket under test sends is the
+	// test's to judge.
+	c, err := dialOnce(ctx, network, addr, sockType, identity, o.curve, acceptedReadBuffer)
 	if err != nil {
-		return nil, err
-	}
-	nc, err := net.DialTimeout(network, addr, timeout)
-	if err != nil {
-		return nil, err
-	}
-	// A small read buffer: a test may hold thousands of these.
-	c := newConn(nc, acceptedReadBuffer, budget{free: maxCommand, max: maxCommand})
-	_ = c.SetDeadline(time.Now().Add(timeout))
-	if _, err := c.handshake(sockType, identity, o.curve, false); err != nil {
-		c.Close()
 		return nil, fmt.Errorf("%s %s: %w", sockType, ep, err)
 	}
-	_ = c.SetDeadline(time.Time{})
-	c.budget.settle()
-	c.trusted = true // what the socket under test sends is the test's to judge
 	return &RawConn{c: c}, nil
 }
 
