@@ -15,6 +15,7 @@ import json
 import os
 import queue
 import resource
+import shutil
 import socket
 import struct
 import subprocess
@@ -22,6 +23,7 @@ import sys
 import threading
 import time
 import uuid
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -78,6 +80,21 @@ def goroutines(guardctl: Path, kernel_id: str) -> int:
     _, r = status(guardctl)
     assert r.returncode == 0, r.stderr
     return next(s["proxy"]["goroutines"] for s in json.loads(r.stdout) if s["kernel_id"] == kernel_id)
+
+
+@contextmanager
+def wrapped_spec(kernelspecs, jupyter_dirs, name: str, wrap):
+    """The guarded kernelspec with its argv wrapped (wrap(argv)), installed
+    as name for the test and removed after it: a spec left behind would be
+    one more for `guardctl run` and the other tests to choose from."""
+    spec = json.loads((kernelspecs[ENV.guarded] / "kernel.json").read_text())
+    spec["argv"] = wrap(spec["argv"])
+    spec["display_name"] = name
+    d = write_spec(jupyter_dirs["JUPYTER_DATA_DIR"] / "kernels", name, spec)
+    try:
+        yield name
+    finally:
+        shutil.rmtree(d)
 
 
 def new_client_runs(k) -> str:
@@ -348,11 +365,10 @@ def test_idle_connections_within_a_low_descriptor_limit(kernels, kernelspecs, ju
     status reads the kernel, the sampler measures a cell's 200 MiB, a new
     client runs a cell, and nothing in the log says a descriptor was
     missing."""
-    spec = json.loads((kernelspecs[ENV.guarded] / "kernel.json").read_text())
-    spec["argv"] = ["/bin/sh", "-c", 'ulimit -n 256 && exec "$@"', "sh", *spec["argv"]]
-    write_spec(jupyter_dirs["JUPYTER_DATA_DIR"] / "kernels", "bounds-256-fds", spec)
-    with as_jupyter_starts_it():
-        k = kernels.start("bounds-256-fds")
+    with (wrapped_spec(kernelspecs, jupyter_dirs, "bounds-256-fds",
+                       lambda argv: ["/bin/sh", "-c", 'ulimit -n 256 && exec "$@"', "sh", *argv]) as name,
+          as_jupyter_starts_it()):
+        k = kernels.start(name)
     attackers = []
     try:
         attack_with_idle_peers(k.km.get_connection_info(), 3000, attackers)
@@ -381,12 +397,8 @@ def test_idle_connections_leave_the_guard_working(kernels, kernelspecs, jupyter_
     cg = MemoryCgroup.create(GiB, prefix="bounds-idle")
     attackers = []
     try:
-        spec = json.loads((kernelspecs[ENV.guarded] / "kernel.json").read_text())
-        spec["argv"] = cg.wrap(spec["argv"])
-        spec["display_name"] += " (in a 1 GiB cgroup)"
-        write_spec(jupyter_dirs["JUPYTER_DATA_DIR"] / "kernels", "bounds-in-cgroup", spec)
-        with as_jupyter_starts_it():
-            k = kernels.start("bounds-in-cgroup")
+        with wrapped_spec(kernelspecs, jupyter_dirs, "bounds-in-cgroup", cg.wrap) as name, as_jupyter_starts_it():
+            k = kernels.start(name)
         pid = k.proc.pid
         assert pid in cg.procs()
         kernel_pid = k.pid().pid

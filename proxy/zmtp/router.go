@@ -151,10 +151,11 @@ func (r *Router) Close() error { return r.l.close() }
 // heartbeat. Any number of REQ or DEALER peers may ping it at once.
 type Echo struct{ l *listener }
 
-// ListenEcho binds an Echo at ep. A peer's first ping proves it; a ping
-// is a few bytes, so a peer may send freeBytes at most.
+// ListenEcho binds an Echo at ep. A peer's first ping proves it. Its
+// pings are held as a Router's untrusted messages are: a ping is a few
+// bytes, but a heartbeat echoes whatever it is sent, as ipykernel's does.
 func ListenEcho(ep string, log Logger, opts ...Option) (*Echo, error) {
-	l, err := listen(ep, typeRouter, log, opts, budget{free: freeBytes, max: freeBytes}, "ping",
+	l, err := listen(ep, typeRouter, log, opts, budget{free: freeBytes, max: maxUnverified}, "ping",
 		func(a *admitted, _ []byte) error {
 			for {
 				frames, err := a.c.readMsg()
