@@ -253,8 +253,8 @@ def test_usage_requests_from_a_client_that_never_reads(kernels, guardctl):
     holder that never reads: the proxy stays under 100 goroutines and grows
     by less than 32 MiB (on d220bc3: 25,215 goroutines, 427 MiB, 21,694
     still alive 3 s later). A client that reads gets an answer to every
-    one of another 50,000: a measurement, or a Busy error when 64 wait
-    already."""
+    one of another 50,000, sent 500 at a time: a measurement, or a Busy
+    error when 64 wait already."""
     k = kernels.start(ENV.guarded)
     pid = k.proc.pid
     info = k.km.get_connection_info()
@@ -287,19 +287,23 @@ def test_usage_requests_from_a_client_that_never_reads(kernels, guardctl):
         reader.setsockopt(zmq.SNDHWM, 0)
         reader.setsockopt(zmq.RCVHWM, 0)
         reader.connect(f"tcp://{info['ip']}:{info['control_port']}")
-        asked = [signed_frames(key, "usage_request", {}, "reader") for _ in range(n)]
-        wanted = {json.loads(f[2])["msg_id"] for f in asked}
-        for frames in asked:
-            reader.send_multipart(frames)
+        # In windows of 500 outstanding: a client that lets more than
+        # 1,000 answers wait in the proxy loses the rest at its high-water
+        # mark, as with libzmq (and a loaded machine reads slowly).
         answers = {"ok": 0, "busy": 0}
-        while wanted:
-            assert reader.poll(EXEC_TIMEOUT * 1000), f"{len(wanted)} of {n} usage_requests not answered"
-            reply = reader.recv_multipart()
-            d = reply.index(b"<IDS|MSG>")
-            header, parent, content = (json.loads(f) for f in (reply[d + 2], reply[d + 3], reply[d + 5]))
-            assert header["msg_type"] == "usage_reply", header
-            wanted.discard(parent["msg_id"])
-            answers["busy" if content.get("ename") == "Busy" else "ok"] += 1
+        for _ in range(n // 500):
+            asked = [signed_frames(key, "usage_request", {}, "reader") for _ in range(500)]
+            wanted = {json.loads(f[2])["msg_id"] for f in asked}
+            for frames in asked:
+                reader.send_multipart(frames)
+            while wanted:
+                assert reader.poll(EXEC_TIMEOUT * 1000), f"{len(wanted)} usage_requests of 500 not answered"
+                reply = reader.recv_multipart()
+                d = reply.index(b"<IDS|MSG>")
+                header, parent, content = (json.loads(f) for f in (reply[d + 2], reply[d + 3], reply[d + 5]))
+                assert header["msg_type"] == "usage_reply", header
+                wanted.discard(parent["msg_id"])
+                answers["busy" if content.get("ename") == "Busy" else "ok"] += 1
         print(f"a reading client's {n} usage_requests: {answers}")
         assert k.ok("print('still here')").stdout == "still here\n"
         deaf.close()
