@@ -42,7 +42,7 @@ func (s *Supervisor) FromFrontend(ch proxy.Channel, m *wire.Message, h wire.Head
 	case ch == proxy.Control && h.MsgType == "usage_request":
 		// Answered for every kernel, dead or paused ones too, and never
 		// passed on: ipykernel would answer a second time.
-		go s.answerUsage(req)
+		s.usage.ask(req)
 		return false
 	}
 	if rep := s.gaveUpReport(); rep != nil && ch != proxy.Stdin {

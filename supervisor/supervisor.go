@@ -33,6 +33,7 @@ type Supervisor struct {
 	signals  chan os.Signal
 	notes    gpuNotes           // notes under cells that ran out of GPU memory
 	cpu      *proctree.CPUMeter // the kernel's CPU use between usage_requests
+	usage    *usageDesk
 
 	mu         sync.Mutex
 	started    time.Time
@@ -123,12 +124,16 @@ func Run(cfg Config) error {
 		cfg.Log.Printf("host CPU: %v", err)
 	}
 
+	s.usage = newUsageDesk(s.measureUsage, s.reply, cfg.Log.Printf)
 	p, err := proxy.Listen(cfg.Conn, s, cfg.Log)
 	if err != nil {
 		return err
 	}
 	s.proxy = p
 	defer p.Close()
+	stopUsage := make(chan struct{})
+	defer close(stopUsage) // before p.Close: its replies go through the proxy
+	go s.usage.serve(stopUsage)
 
 	// The proxy's private directory, which only this user can enter, holds
 	// the child's connection file (with the key), the Python hook it runs
