@@ -130,7 +130,9 @@ $(NBCLIENT_SUITE): requirements/nbclient-suite.txt
 # from its own lock file.
 LAB_DEPS := labextension/node_modules/.installed
 LAB_EXT := labextension/prebuilt/jupyter-guard/package.json
-LAB_BUILD = cd labextension && PATH=$(VENV)/bin:$$PATH npm run build
+# tsc's output and its incremental state go first: a stale lib/ (a merge
+# that moved sources) built a different bundle from the same sources.
+LAB_BUILD = cd labextension && rm -rf lib tsconfig.tsbuildinfo && PATH=$(VENV)/bin:$$PATH npm run build
 
 labextension: $(LAB_EXT)
 
