@@ -59,6 +59,10 @@ func Wrap(spec *KernelSpec, guardctl string) (*KernelSpec, error) {
 	if err := checkLocal(spec); err != nil {
 		return nil, err
 	}
+	options, err := spec.GuardOptions()
+	if err != nil {
+		return nil, err
+	}
 
 	display := spec.DisplayName
 	if display == "" {
@@ -73,15 +77,13 @@ func Wrap(spec *KernelSpec, guardctl string) (*KernelSpec, error) {
 		Metadata:      maps.Clone(spec.Metadata),
 		other:         maps.Clone(spec.other),
 	}
-	guarded.Argv = append([]string{
-		guardctl, "kernel",
-		"-f", "{connection_file}",
-		"--interrupt-mode", spec.Interrupt(),
-		"--resource-dir", spec.Dir,
-		"--",
-	}, spec.Argv...)
+	guarded.Argv = LaunchArgv(guardctl, "{connection_file}", spec.Interrupt(), spec.Dir, options, spec.Argv)
 
 	delete(guarded.other, "kernel_protocol_version")
+	// The guard is in the argv now: the provisioner the spec asked for
+	// (jupyter-guard's, with its settings moved into the argv above) would
+	// only pass it through.
+	delete(guarded.Metadata, "kernel_provisioner")
 	if guarded.Metadata == nil {
 		guarded.Metadata = map[string]json.RawMessage{}
 	}
@@ -94,26 +96,15 @@ func Wrap(spec *KernelSpec, guardctl string) (*KernelSpec, error) {
 	return guarded, nil
 }
 
-// checkLocal refuses specs that name a provisioner other than the local
-// one: those may start the kernel in a container or on another host, where
-// a guardctl on this machine would watch the launcher, not the kernel.
+// checkLocal refuses specs that name a provisioner of their own
+// (OwnProvisioner).
 func checkLocal(spec *KernelSpec) error {
-	raw, ok := spec.Metadata["kernel_provisioner"]
-	if !ok {
-		return nil
+	if _, _, err := spec.Provisioner(); err != nil {
+		return err
 	}
-	var cfg map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &cfg); err != nil {
-		return fmt.Errorf("kernelspec %s (%s): metadata.kernel_provisioner is not an object", spec.Name, spec.Dir)
-	}
-	rawName, ok := cfg["provisioner_name"]
-	if !ok {
-		return nil // Jupyter then uses its default
-	}
-	var name string
-	if json.Unmarshal(rawName, &name) != nil || name != localProvisioner {
-		return fmt.Errorf("kernelspec %s uses kernel provisioner %s; guardctl guards only kernels started by %s",
-			spec.Name, rawName, localProvisioner)
+	if own := spec.OwnProvisioner(); own != "" {
+		return fmt.Errorf("kernelspec %s uses kernel provisioner %q; guardctl guards only kernels started on this machine by %s or %s",
+			spec.Name, own, localProvisioner, ProvisionerName)
 	}
 	return nil
 }
