@@ -26,6 +26,7 @@ type specFlags struct {
 	sysPrefix bool
 	prefix    string
 	python    string
+	all       bool // install --all, uninstall --all: the default provisioner (provisioner.go)
 }
 
 // newSpecFlags declares --python on every subcommand; withTarget adds
@@ -41,6 +42,8 @@ func newSpecFlags(name string, withTarget bool) *specFlags {
 		f.set.BoolVar(&f.user, "user", false, "use the per-user kernels directory (the default)")
 		f.set.BoolVar(&f.sysPrefix, "sys-prefix", false, "use the Python environment's kernels directory")
 		f.set.StringVar(&f.prefix, "prefix", "", "use `DIR`/share/jupyter/kernels")
+		f.set.BoolVar(&f.all, "all", false, "every kernel, under its own name: make jupyter-guard Jupyter's default kernel provisioner "+
+			"in the environment's config (DIR/etc/jupyter/jupyter_config.json; uninstall --all takes it out)")
 	}
 	return f
 }
@@ -101,6 +104,12 @@ func (f *specFlags) setUp(args []string) (kernelspec.Python, kernelspec.Search, 
 	if err := f.parse(args); err != nil {
 		return kernelspec.Python{}, kernelspec.Search{}, err
 	}
+	return f.find()
+}
+
+// find finds the Jupyter environment the parsed flags name and the
+// kernelspecs it sees.
+func (f *specFlags) find() (kernelspec.Python, kernelspec.Search, error) {
 	py, err := f.jupyterPython()
 	if err != nil {
 		return py, kernelspec.Search{}, err
@@ -111,7 +120,13 @@ func (f *specFlags) setUp(args []string) (kernelspec.Python, kernelspec.Search, 
 
 func runInstall(args []string) error {
 	f := newSpecFlags("install", true)
-	py, search, err := f.setUp(args)
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	if f.all {
+		return installAll(f)
+	}
+	py, search, err := f.find()
 	if err != nil {
 		return err
 	}
@@ -146,6 +161,10 @@ func runInstall(args []string) error {
 		if spec.Wraps() != "" {
 			continue
 		}
+		if spec.GuardedByProvisioner() {
+			fmt.Fprintf(os.Stderr, "skipped %s: its kernelspec asks for the %s provisioner: it is guarded already\n", spec.Name, kernelspec.ProvisionerName)
+			continue
+		}
 		if err := install(spec, guardctl, dir, py); err != nil {
 			fmt.Fprintf(os.Stderr, "skipped %s: %v\n", spec.Name, err)
 			continue
@@ -171,6 +190,9 @@ func runUninstall(args []string) error {
 	f := newSpecFlags("uninstall", true)
 	if err := f.parse(args); err != nil {
 		return err
+	}
+	if f.all {
+		return uninstallAll(f)
 	}
 	var py kernelspec.Python
 	if f.sysPrefix {
@@ -211,8 +233,16 @@ func runKernelspecs(args []string) error {
 		return err
 	}
 	if py.Executable != "" {
-		fmt.Printf("as seen by Jupyter on %s\n\n", py.Executable)
+		fmt.Printf("as seen by Jupyter on %s\n", py.Executable)
 	}
+	byDefault := false
+	if facts, err := kernelspec.ProbeProvisioner(py); err != nil {
+		fmt.Fprintf(os.Stderr, "warning: %v\n", err)
+	} else if line, on := defaultLine(facts); line != "" {
+		fmt.Println(line)
+		byDefault = on
+	}
+	fmt.Println()
 	if len(search.Specs) == 0 {
 		fmt.Printf("no kernelspecs; searched %s\n", strings.Join(search.Dirs, ", "))
 		return nil
@@ -220,20 +250,34 @@ func runKernelspecs(args []string) error {
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "NAME\tDISPLAY NAME\tGUARDED\tWHERE")
 	for _, spec := range search.Specs {
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", spec.Name, spec.DisplayName, guardState(search, spec), spec.Dir)
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", spec.Name, spec.DisplayName, guardState(search, spec, byDefault), spec.Dir)
 	}
 	return w.Flush()
 }
 
-// guardState says how spec relates to guarding, for the listing.
-func guardState(search kernelspec.Search, spec *kernelspec.KernelSpec) string {
+// guardState says how spec relates to guarding, for the listing; byDefault:
+// jupyter-guard is Jupyter's default provisioner.
+func guardState(search kernelspec.Search, spec *kernelspec.KernelSpec, byDefault bool) string {
 	if w := spec.Wraps(); w != "" {
 		return "guards " + w
 	}
-	if g := search.GuardOf(spec.Name); g != nil {
-		return "yes, as " + g.Name
+	if own := spec.OwnProvisioner(); own != "" {
+		return "no: provisioner " + own
 	}
-	return "no"
+	var ways []string
+	switch name, _, _ := spec.Provisioner(); {
+	case name == kernelspec.ProvisionerName:
+		ways = append(ways, "by its provisioner")
+	case name == "" && byDefault:
+		ways = append(ways, "by the default provisioner")
+	}
+	if g := search.GuardOf(spec.Name); g != nil {
+		ways = append(ways, "as "+g.Name)
+	}
+	if len(ways) == 0 {
+		return "no"
+	}
+	return "yes, " + strings.Join(ways, " and ")
 }
 
 // findSpecs searches and reports, without stopping, the specs Jupyter
