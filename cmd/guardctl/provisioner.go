@@ -191,8 +191,8 @@ func installAll(f *specFlags) error {
 	} else {
 		fmt.Printf("%s already makes %s the default kernel provisioner\n", file, kernelspec.ProvisionerName)
 	}
-	fmt.Printf("Every kernel a Jupyter server on %s starts is guarded under its own name, but those of kernelspecs with a provisioner of their own. "+
-		"Restart running Jupyter servers.\njupyter console, nbclient, nbconvert and papermill do not read it: set %s=%s where they run.\n",
+	fmt.Printf("A Jupyter server on %s now guards every kernel under its own name, except kernelspecs that name a provisioner of their own; "+
+		"restart the running ones.\njupyter console, nbclient, nbconvert and papermill do not read this file: set %s=%s where they run.\n",
 		py.Executable, kernelspec.DefaultProvisionerVar, kernelspec.ProvisionerName)
 	if search, err := findSpecs(py); err == nil {
 		printOwnProvisioners(os.Stdout, search)
