@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 )
 
 // DefaultProvisionerVar names the provisioner jupyter_client uses for specs
@@ -77,24 +75,15 @@ func ProbeProvisioner(py Python) (ProvisionerFacts, error) {
 	if py.Executable == "" {
 		return ProvisionerFacts{}, errors.New("no Python found that runs Jupyter; name it with --python")
 	}
-	out, err := exec.Command(py.Executable, "-c", fmt.Sprintf(provisionerScript, ProvisionerName)).Output()
+	out, err := runScript(py.Executable, fmt.Sprintf(provisionerScript, ProvisionerName))
 	if err != nil {
-		var exit *exec.ExitError
-		if errors.As(err, &exit) && len(exit.Stderr) > 0 {
-			err = fmt.Errorf("%w: %s", err, lastLine(exit.Stderr))
-		}
-		return ProvisionerFacts{}, fmt.Errorf("asking %s about kernel provisioners: %w", py.Executable, err)
+		return ProvisionerFacts{}, fmt.Errorf("asking about kernel provisioners: %w", err)
 	}
 	var facts ProvisionerFacts
 	if err := json.Unmarshal(out, &facts); err != nil {
 		return ProvisionerFacts{}, fmt.Errorf("asking %s about kernel provisioners: unexpected answer %q", py.Executable, out)
 	}
 	return facts, nil
-}
-
-func lastLine(b []byte) string {
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	return lines[len(lines)-1]
 }
 
 // GuardedByDefault says whether Jupyter's default provisioner, as facts
