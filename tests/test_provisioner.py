@@ -28,10 +28,9 @@ from pathlib import Path
 import nbformat
 import pexpect
 import pytest
-from jupyter_client import BlockingKernelClient
 from jupyter_client.manager import KernelManager
 
-from conftest import KERNEL_ENVS, PROVISIONER, REPO, TESTS, GuardVenv, write_spec
+from conftest import KERNEL_ENVS, PROVISIONER, TESTS, GuardVenv, write_spec
 from support import (INTERRUPTED, PAUSED, START_TIMEOUT, WARNING, MemoryCgroup, Proc, children_of, cmdline, collect,
                      execute, jupyter_server, missing, processes_mentioning, wait_until)
 from test_other_kernels_guarded import KERNELS as OTHER_KERNELS
@@ -189,7 +188,7 @@ def run_jupyter_server(kernel: str, venv: GuardVenv, guardctl: Path, cg: MemoryC
     /api/sessions), its cells run by a client on its ports as JupyterLab's
     would, ■ pressed (POST .../interrupt) once the guard paused it; with
     grow False, only guardctl status once it runs."""
-    keep, _, _, use = CELLS[kernel]
+    keep, _, grow_cell, use = CELLS[kernel]
     root = tmp_path / "root"
     root.mkdir()
     command = [venv.python, "-m", "jupyter_server"]
@@ -198,26 +197,20 @@ def run_jupyter_server(kernel: str, venv: GuardVenv, guardctl: Path, cg: MemoryC
                                                              "kernel": {"name": kernel}})
         assert status == 201, session
         kid = session["kernel"]["id"]
-        kc = BlockingKernelClient(connection_file=str(Path(os.environ["JUPYTER_RUNTIME_DIR"]) / f"kernel-{kid}.json"))
-        kc.load_connection_file()
-        kc.start_channels()
-        seen: dict = {}
+        seen = {"session_kernel": session["kernel"]["name"], "kernel_id": kid}
         try:
-            kc.wait_for_ready(timeout=START_TIMEOUT)
-            seen = {"session_kernel": session["kernel"]["name"], "kernel_id": kid}
-            seen["keep"] = execute(kc, keep).stdout
-            seen["status"] = guardctl_status(guardctl)
-            if not grow:
-                return seen
-            msg_id = kc.execute(CELLS[kernel][2])
-            iopub = read_until(kc, msg_id, PAUSED)
-            assert srv.call("POST", f"/api/kernels/{kid}/interrupt")[0] == 204
-            r = collect(kc, msg_id, iopub=iopub)
-            seen["grown"] = r.stderr + r.stdout + "".join("\n".join(e["content"]["traceback"]) for e in r.of_type("error"))
-            r = execute(kc, use)
-            seen["after"] = r.stdout + r.stderr + "".join(e["content"]["evalue"] for e in r.of_type("error"))
+            with srv.kernel_client(kid) as kc:
+                seen["keep"] = execute(kc, keep).stdout
+                seen["status"] = guardctl_status(guardctl)
+                if grow:
+                    msg_id = kc.execute(grow_cell)
+                    iopub = read_until(kc, msg_id, PAUSED)
+                    assert srv.call("POST", f"/api/kernels/{kid}/interrupt")[0] == 204
+                    r = collect(kc, msg_id, iopub=iopub)
+                    seen["grown"] = r.stderr + r.stdout + "".join("\n".join(e["content"]["traceback"]) for e in r.of_type("error"))
+                    r = execute(kc, use)
+                    seen["after"] = r.stdout + r.stderr + "".join(e["content"]["evalue"] for e in r.of_type("error"))
         finally:
-            kc.stop_channels()
             assert srv.call("DELETE", f"/api/sessions/{session['id']}")[0] == 204
             print(f"--- jupyter server {kernel}:\n{srv.log.read_text(errors='replace')[-6000:]}")
     return seen
@@ -460,14 +453,8 @@ def test_sigkill_of_the_server_leaves_no_kernel_process(plain_kernels, guard_ven
                         tmp_path / "server.log") as srv:
         status, k = srv.call("POST", "/api/kernels", {"name": "python3"})
         assert status == 201, k
-        kc = BlockingKernelClient(connection_file=str(Path(os.environ["JUPYTER_RUNTIME_DIR"]) / f"kernel-{k['id']}.json"))
-        kc.load_connection_file()
-        kc.start_channels()
-        try:
-            kc.wait_for_ready(timeout=START_TIMEOUT)
+        with srv.kernel_client(k["id"]) as kc:
             left = execute(kc, "import subprocess; p = subprocess.Popen(['sleep', '600'], start_new_session=True); print(p.pid)").stdout
-        finally:
-            kc.stop_channels()
         procs = [Proc.of(p) for p in processes_mentioning(k["id"])] + [Proc.of(int(left))]
         assert len(procs) == 3, [cmdline(p.pid) for p in procs]  # the proxy, the kernel, the sleep
         os.kill(srv.proc.pid, signal.SIGKILL)
