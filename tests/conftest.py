@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from jupyter_client.manager import KernelManager
 
-from support import EXEC_TIMEOUT, START_TIMEOUT, Proc, Run, execute, processes_mentioning
+from support import EXEC_TIMEOUT, START_TIMEOUT, Proc, Run, execute, processes_mentioning, proxy_argv
 
 REPO = Path(__file__).resolve().parent.parent
 TESTS = Path(__file__).resolve().parent
@@ -157,7 +157,7 @@ def kernelspecs(jupyter_dirs, guardctl) -> dict[str, Path]:
     # combination; it is the guarded spec with only the front mode changed.
     for env in KERNEL_ENVS:
         spec = json.loads((user_dir / env.guarded / "kernel.json").read_text())
-        assert spec["argv"][4:6] == ["--interrupt-mode", "signal"], spec["argv"]
+        assert proxy_argv(spec["argv"])[4:6] == ["--interrupt-mode", "signal"], spec["argv"]
         spec["interrupt_mode"] = "message"
         spec["display_name"] += " (message interrupts)"
         write_spec(user_dir, env.guarded + "-msgfront", spec)
@@ -166,7 +166,7 @@ def kernelspecs(jupyter_dirs, guardctl) -> dict[str, Path]:
     for name in plain:
         assert name + "-guarded" in specs, f"no guarded spec for {name}: {sorted(specs)}"
         guarded = json.loads((specs[name + "-guarded"] / "kernel.json").read_text())
-        assert guarded["argv"][0] == str(guardctl), guarded["argv"]
+        assert proxy_argv(guarded["argv"])[0] == str(guardctl), guarded["argv"]
     return specs
 
 

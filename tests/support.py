@@ -36,6 +36,14 @@ EXEC_TIMEOUT = 60
 START_TIMEOUT = 60
 
 
+def proxy_argv(argv: list[str]) -> list[str]:
+    """The `guardctl kernel …` command line in a guarded spec's argv, which
+    starts it through /bin/sh (so that a spec left behind by `pip uninstall`
+    fails with one line that names the fix)."""
+    assert argv[:2] == ["/bin/sh", "-c"] and argv[4] == "kernel", argv
+    return argv[3:]
+
+
 def wait_until(predicate: Callable[[], Any], timeout: float, what: str, interval: float = 0.05):
     """Polls predicate until it returns something truthy and returns that;
     fails the test with `what` when timeout seconds pass first."""

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from conftest import KERNEL_ENVS, REPO, Kernel
-from support import cmdline, collect, missing, read_until_stream, wait_until
+from support import cmdline, collect, missing, proxy_argv, read_until_stream, wait_until
 from test_guardctl import Guardctl, table
 
 GiB = 1 << 30
@@ -59,7 +59,7 @@ def mock_spec(kernelspecs, jupyter_dirs, mock_guardctl: Path, state: Path, name:
     # Not a guard of ipykernel7 to guardctl: `guardctl run --kernel
     # ipykernel7` in a later test must still find ipykernel7-guarded.
     del spec["metadata"]["jupyter_guard"]
-    spec["argv"] = [*(wrap or []), str(mock_guardctl), *spec["argv"][1:]]
+    spec["argv"] = [*(wrap or []), str(mock_guardctl), *proxy_argv(spec["argv"])[1:]]
     spec["env"] = {"JUPYTER_GUARD_NVMLMOCK": str(state), "JPY_SESSION_NAME": notebook, **(env or {})}
     d = jupyter_dirs["JUPYTER_DATA_DIR"] / "kernels" / name
     d.mkdir(parents=True, exist_ok=True)

@@ -26,11 +26,11 @@ import nbformat
 import pytest
 
 from conftest import REPO
-from support import check_grow_demo, jupyter_server
+from support import check_grow_demo, jupyter_server, proxy_argv
 
 PLATFORM = "manylinux_2_17_x86_64"
 WHEEL_PYTHON = REPO / ".venv-wheel" / "bin" / "python"
-LABEXTENSION = REPO / "bin" / "labextension" / "jupyter-guard"
+LABEXTENSION = REPO / "labextension" / "prebuilt" / "jupyter-guard"
 
 
 def sh(*args, env: dict[str, str] | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
@@ -179,9 +179,35 @@ def test_install_guard_run_uninstall_without_go(venv, jupyter_dirs, tmp_path):
     assert "starting python3-guarded for" in r.stderr
     check_grow_demo(nbformat.read(out, as_version=4))
 
+    # As `python -m ipykernel install` with the same options, guarded.
+    opts = ["--name", "py-8g", "--display-name", "Python (8 GiB)", "--env", "JUPYTER_GUARD_LIMIT", "8GiB"]
+    said = sh(bin / "guardctl", "install", "--sys-prefix", *opts, env=env).stdout
+    ours = venv.prefix / "share" / "jupyter" / "kernels" / "py-8g"
+    assert f"installed py-8g (guards python3) in {ours}" in said and "guardctl uninstall --sys-prefix py-8g" in said, said
+    sh(bin / "python", "-m", "ipykernel", "install", "--prefix", tmp_path / "plain", *opts, env=env)
+    plain = json.loads((tmp_path / "plain" / "share" / "jupyter" / "kernels" / "py-8g" / "kernel.json").read_text())
+    guarded = json.loads((ours / "kernel.json").read_text())
+    for key in ("display_name", "language", "env"):
+        assert guarded[key] == plain[key], (key, guarded, plain)
+    assert guarded["argv"][guarded["argv"].index("--") + 1:] == plain["argv"], (guarded["argv"], plain["argv"])
+    assert proxy_argv(guarded["argv"])[0] == str(bin / "guardctl")
+    assert sorted(p.name for p in ours.iterdir()) == sorted(p.name for p in (tmp_path / "plain" / "share" / "jupyter" / "kernels" / "py-8g").iterdir())
+
     sh(bin / "guardctl", "uninstall", env=env)
     assert not (kernels / "python3-guarded").exists()
     sh(bin / "pip", "uninstall", "-y", "-q", "jupyter-guard", env=env)
+    # The spec --sys-prefix wrote is still there (pip removes only what it
+    # installed): it fails to start with one line that names the fix, not
+    # a stack trace.
+    assert "py-8g" in sh(bin / "jupyter", "kernelspec", "list", env=env).stdout
+    start = ("from jupyter_client.manager import KernelManager\n"
+             "km = KernelManager(kernel_name='py-8g'); km.start_kernel(); kc = km.client(); kc.start_channels()\n"
+             "try:\n    kc.wait_for_ready(timeout=30)\nexcept RuntimeError as e:\n    print('not ready:', e)\n"
+             "finally:\n    kc.stop_channels(); km.cleanup_resources()\n")
+    r = sh(bin / "python", "-c", start, env=env, timeout=60)
+    assert "not ready:" in r.stdout, r.stdout
+    said = [line for line in r.stderr.splitlines() if "jupyter-guard" in line]
+    assert len(said) == 1 and "jupyter kernelspec remove py-8g" in said[0], r.stderr
     assert not (bin / "guardctl").exists() and not (bin / "jupyter-guard").exists()
     assert not (venv.prefix / "share" / "jupyter" / "labextensions" / "jupyter-guard").exists()
     assert not (venv.prefix / "etc" / "jupyter" / "jupyter_server_config.d" / "jupyter_guard.json").exists()

@@ -2,13 +2,13 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/jupyter-guard/jupyter-guard/guard/config"
 	"github.com/jupyter-guard/jupyter-guard/kernelspec"
 )
 
@@ -18,46 +18,44 @@ func init() {
 	register(command{name: "kernelspecs", summary: "list the kernelspecs Jupyter sees and which are guarded", run: runKernelspecs})
 }
 
-// specFlags are the options of the kernelspec subcommands.
+// specFlags are the options of the kernelspec subcommands: ipykernel's
+// install options where they mean the same.
 type specFlags struct {
-	set       *flag.FlagSet
+	cl        *cmdline
 	kernels   []string
 	user      bool
 	sysPrefix bool
 	prefix    string
 	python    string
-	all       bool // install --all, uninstall --all: the default provisioner (provisioner.go)
+	naming    kernelspec.Naming // install only
+	all       bool              // install --all, uninstall --all: the default provisioner (provisioner.go)
 }
 
 // newSpecFlags declares --python on every subcommand; withTarget adds
-// --kernel and the install location flags.
-func newSpecFlags(name string, withTarget bool) *specFlags {
-	f := &specFlags{set: flag.NewFlagSet("guardctl "+name, flag.ContinueOnError)}
-	f.set.StringVar(&f.python, "python", "", "the Python `interpreter` that runs Jupyter (default: the one behind `jupyter` on PATH, else python3)")
+// --kernel and the location options.
+func newSpecFlags(cmd, args, about string, maxArgs int, withTarget bool) *specFlags {
+	f := &specFlags{cl: newCmdline(cmd, args, about, 0, maxArgs)}
+	f.cl.StringVar(&f.python, "python", "", "the Python `INTERPRETER` that runs Jupyter (default: the one beside guardctl, else behind `jupyter` on PATH, else python3)")
 	if withTarget {
-		f.set.Func("kernel", "kernelspec `NAME` to act on; repeatable (default: all)", func(v string) error {
+		f.cl.Func("kernel", "the kernelspec `NAME` to act on; repeatable", func(v string) error {
 			f.kernels = append(f.kernels, v)
 			return nil
 		})
-		f.set.BoolVar(&f.user, "user", false, "use the per-user kernels directory (the default)")
-		f.set.BoolVar(&f.sysPrefix, "sys-prefix", false, "use the Python environment's kernels directory")
-		f.set.StringVar(&f.prefix, "prefix", "", "use `DIR`/share/jupyter/kernels")
-		f.set.BoolVar(&f.all, "all", false, "every kernel, under its own name: make jupyter-guard Jupyter's default kernel provisioner "+
-			"in the environment's config (DIR/etc/jupyter/jupyter_config.json; uninstall --all takes it out)")
+		f.cl.BoolVar(&f.user, "user", false, "the per-user kernels directory, seen by every environment's Jupyter (the default)")
+		f.cl.BoolVar(&f.sysPrefix, "sys-prefix", false, "the kernels directory of the Python environment (venv or conda env) that runs Jupyter")
+		f.cl.StringVar(&f.prefix, "prefix", "", "`DIR`/share/jupyter/kernels")
+		f.cl.BoolVar(&f.all, "all", false, "every kernel, under its own name: jupyter-guard's kernel provisioner as Jupyter's default, "+
+			"set (install) or taken out (uninstall) in the environment's DIR/etc/jupyter/jupyter_config.json (--prefix DIR for another)")
 	}
 	return f
 }
 
-// parse reads args and checks that at most one location was chosen.
-func (f *specFlags) parse(args []string) error {
-	if err := f.set.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitCode(0)
-		}
-		return exitCode(2) // the flag package has already said what was wrong
-	}
-	if f.set.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q", f.set.Arg(0))
+// parse reads args, returns the arguments and checks that at most one
+// location was chosen.
+func (f *specFlags) parse(args []string) ([]string, error) {
+	pos, err := f.cl.parse(args)
+	if err != nil {
+		return nil, err
 	}
 	chosen := 0
 	for _, on := range []bool{f.user, f.sysPrefix, f.prefix != ""} {
@@ -66,9 +64,21 @@ func (f *specFlags) parse(args []string) error {
 		}
 	}
 	if chosen > 1 {
-		return errors.New("choose one of --user, --sys-prefix and --prefix")
+		return nil, f.cl.fail("choose one of --user, --sys-prefix and --prefix")
 	}
-	return nil
+	return pos, nil
+}
+
+// location is the option that names the chosen kernels directory, for
+// the hint that says how to remove what was installed there.
+func (f *specFlags) location() string {
+	switch {
+	case f.prefix != "":
+		return " --prefix " + f.prefix
+	case f.sysPrefix:
+		return " --sys-prefix"
+	}
+	return ""
 }
 
 // jupyterPython is the environment whose Jupyter we mirror.
@@ -98,18 +108,9 @@ func (f *specFlags) kernelsDir(py kernelspec.Python) (string, error) {
 	}
 }
 
-// setUp parses args, then finds the Jupyter environment they name and the
+// setUp finds the Jupyter environment the options name and the
 // kernelspecs it sees.
-func (f *specFlags) setUp(args []string) (kernelspec.Python, kernelspec.Search, error) {
-	if err := f.parse(args); err != nil {
-		return kernelspec.Python{}, kernelspec.Search{}, err
-	}
-	return f.find()
-}
-
-// find finds the Jupyter environment the parsed flags name and the
-// kernelspecs it sees.
-func (f *specFlags) find() (kernelspec.Python, kernelspec.Search, error) {
+func (f *specFlags) setUp() (kernelspec.Python, kernelspec.Search, error) {
 	py, err := f.jupyterPython()
 	if err != nil {
 		return py, kernelspec.Search{}, err
@@ -119,14 +120,49 @@ func (f *specFlags) find() (kernelspec.Python, kernelspec.Search, error) {
 }
 
 func runInstall(args []string) error {
-	f := newSpecFlags("install", true)
-	if err := f.parse(args); err != nil {
+	f := newSpecFlags("install", "", "Wraps installed kernelspecs so that Jupyter starts them through guardctl, each as NAME-guarded (\"... (guarded)\"); with no --kernel, every one not yet guarded. With --name or --display-name it installs one guarded kernel (--kernel, default python3) as python -m ipykernel install would with the same options. The kernels are those of the Jupyter beside guardctl (see --python). Running it again replaces what it wrote; it never touches a spec it did not write.", 0, true)
+	f.cl.StringVar(&f.naming.Name, "name", "", "install one kernel under this `NAME` (default: NAME-guarded)")
+	f.cl.StringVar(&f.naming.DisplayName, "display-name", "", "install one kernel with this `TEXT` in Jupyter's launcher (default: \"<its display name> (guarded)\")")
+	f.cl.Func("env", "set `NAME VALUE` in the kernel's environment; repeatable", func(v string) error {
+		name, value, _ := strings.Cut(v, "=")
+		if name == "" {
+			return fmt.Errorf("--env needs a variable name")
+		}
+		if f.naming.Env == nil {
+			f.naming.Env = map[string]string{}
+		}
+		f.naming.Env[name] = value
+		return nil
+	})
+	f.cl.pairs = []string{"env"}
+	limit := f.cl.String("limit", "", "the kernel's memory budget: a `SIZE` (8GiB) or a share of the limit the guard finds (80%); sets JUPYTER_GUARD_LIMIT in its environment")
+	if _, err := f.parse(args); err != nil {
 		return err
 	}
 	if f.all {
+		if *limit != "" || f.naming.Name != "" || f.naming.DisplayName != "" || len(f.naming.Env) > 0 {
+			return f.cl.fail("--all guards each kernel under its own name and settings: give no --name, --display-name, --env or --limit with it " +
+				"(set a kernel's in its kernelspec, metadata.kernel_provisioner.config, or JUPYTER_GUARD_* in the environment)")
+		}
 		return installAll(f)
 	}
-	py, search, err := f.find()
+	if *limit != "" {
+		if _, err := config.ParseSpec(*limit); err != nil {
+			return f.cl.fail("--limit %s: %v", *limit, err)
+		}
+		if f.naming.Env == nil {
+			f.naming.Env = map[string]string{}
+		}
+		f.naming.Env["JUPYTER_GUARD_LIMIT"] = *limit
+	}
+	one := f.naming.Name != "" || f.naming.DisplayName != ""
+	if one && len(f.kernels) > 1 {
+		return f.cl.fail("--name and --display-name name one kernel: give at most one --kernel")
+	}
+	if one && len(f.kernels) == 0 {
+		f.kernels = []string{"python3"} // as ipykernel's installer
+	}
+	py, search, err := f.setUp()
 	if err != nil {
 		return err
 	}
@@ -143,13 +179,24 @@ func runInstall(args []string) error {
 		var specs []*kernelspec.KernelSpec
 		for _, name := range f.kernels {
 			spec, err := search.Get(name)
+			if one && name == "python3" && py.Native != nil {
+				// As `python -m ipykernel install` with the same options
+				// would write it for this Python, whatever python3 spec is
+				// installed.
+				tmp, terr := os.MkdirTemp("", "guardctl-ipykernel-")
+				if terr != nil {
+					return terr
+				}
+				defer os.RemoveAll(tmp)
+				spec, err = py.IPykernelSpec(tmp, f.naming)
+			}
 			if err != nil {
 				return err
 			}
 			specs = append(specs, spec)
 		}
 		for _, spec := range specs {
-			if err := install(spec, guardctl, dir, py); err != nil {
+			if err := f.install(spec, guardctl, dir, py); err != nil {
 				return err
 			}
 		}
@@ -165,7 +212,7 @@ func runInstall(args []string) error {
 			fmt.Fprintf(os.Stderr, "skipped %s: its kernelspec asks for the %s provisioner: it is guarded already\n", spec.Name, kernelspec.ProvisionerName)
 			continue
 		}
-		if err := install(spec, guardctl, dir, py); err != nil {
+		if err := f.install(spec, guardctl, dir, py); err != nil {
 			fmt.Fprintf(os.Stderr, "skipped %s: %v\n", spec.Name, err)
 			continue
 		}
@@ -177,26 +224,39 @@ func runInstall(args []string) error {
 	return nil
 }
 
-func install(spec *kernelspec.KernelSpec, guardctl, dir string, py kernelspec.Python) error {
-	guarded, err := kernelspec.Install(spec, guardctl, dir, py)
+// install installs spec's guarded form and says where it went and how it
+// is removed.
+func (f *specFlags) install(spec *kernelspec.KernelSpec, guardctl, dir string, py kernelspec.Python) error {
+	guarded, err := kernelspec.Install(spec, guardctl, dir, py, f.naming)
 	if err != nil {
 		return err
 	}
 	fmt.Printf("installed %s (guards %s) in %s\n", guarded.Name, spec.Name, guarded.Dir)
+	fmt.Printf("  remove it with: guardctl uninstall%s %s\n", f.location(), guarded.Name)
+	if f.location() == "" && py.Prefix != "" && py.Prefix != py.BasePrefix {
+		fmt.Printf("  (the per-user directory: every environment's Jupyter sees it; --sys-prefix keeps it to %s)\n", py.Prefix)
+	}
 	return nil
 }
 
 func runUninstall(args []string) error {
-	f := newSpecFlags("uninstall", true)
-	if err := f.parse(args); err != nil {
+	f := newSpecFlags("uninstall", "[NAME...]", "Removes the guarded kernelspecs guardctl installed in one kernels directory (the per-user one unless --sys-prefix or --prefix says otherwise): those named, by their own name or the name of the kernel they guard, else all. It never touches a spec it did not write.", -1, true)
+	f.cl.Func("name", "the guarded kernelspec `NAME` to remove; repeatable", func(v string) error {
+		f.kernels = append(f.kernels, v)
+		return nil
+	})
+	pos, err := f.parse(args)
+	if err != nil {
 		return err
 	}
 	if f.all {
+		if len(pos) > 0 {
+			return f.cl.fail("--all takes out the default provisioner: name no kernelspec with it")
+		}
 		return uninstallAll(f)
 	}
 	var py kernelspec.Python
 	if f.sysPrefix {
-		var err error
 		if py, err = f.jupyterPython(); err != nil {
 			return err
 		}
@@ -206,7 +266,7 @@ func runUninstall(args []string) error {
 		return err
 	}
 
-	names := f.kernels
+	names := append(f.kernels, pos...)
 	if len(names) == 0 {
 		for _, g := range kernelspec.GuardedIn(dir) {
 			names = append(names, g.Name)
@@ -227,8 +287,11 @@ func runUninstall(args []string) error {
 }
 
 func runKernelspecs(args []string) error {
-	f := newSpecFlags("kernelspecs", false)
-	py, search, err := f.setUp(args)
+	f := newSpecFlags("kernelspecs", "", "Lists the kernelspecs Jupyter sees, and which are guarded.", 0, false)
+	if _, err := f.parse(args); err != nil {
+		return err
+	}
+	py, search, err := f.setUp()
 	if err != nil {
 		return err
 	}

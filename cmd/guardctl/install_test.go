@@ -63,8 +63,8 @@ func TestInstallCommandWrapsEverySpecOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	self, _ := selfPath()
-	if guarded.Argv[0] != self || !filepath.IsAbs(self) {
-		t.Errorf("argv[0] = %q, want this binary's absolute path %q", guarded.Argv[0], self)
+	if guarded.Argv[3] != self || !filepath.IsAbs(self) {
+		t.Errorf("argv %q, want this binary's absolute path %q to run", guarded.Argv, self)
 	}
 
 	if err := runUninstall([]string{"--kernel", "ir"}); err != nil {
@@ -85,12 +85,18 @@ func TestInstallCommandErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"--kernel", "julia"}, "no kernelspec named julia; installed: ir, python3"},
-		{[]string{"--user", "--prefix", "/opt/x"}, "choose one of --user, --sys-prefix and --prefix"},
 		{[]string{"--sys-prefix"}, "--sys-prefix: no Python environment found"},
-		{[]string{"stray"}, `unexpected argument "stray"`},
+		{[]string{"--name", "Bad Name!", "--kernel", "ir"}, `kernelspec name "Bad Name!"`},
 	} {
 		if err := runInstall(tc.args); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("install %q: error %v, want %q", tc.args, err, tc.want)
+		}
+	}
+	// Mistakes on the command line: told on stderr with the usage, exit 2.
+	for _, args := range [][]string{{"--user", "--prefix", "/opt/x"}, {"stray"}, {"--name", "a", "--kernel", "ir", "--kernel", "python3"},
+		{"--env", "ONLY_A_NAME"}, {"--limit", "lots"}} {
+		if err := runInstall(args); err != exitCode(2) {
+			t.Errorf("install %q: error %v, want a usage error", args, err)
 		}
 	}
 }

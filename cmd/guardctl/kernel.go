@@ -1,8 +1,6 @@
 package main
 
 import (
-	"errors"
-	"flag"
 	"fmt"
 	"log"
 	"os"
@@ -30,30 +28,27 @@ func runKernel(args []string) error {
 	// -2). Until then there is no cell to interrupt; supervisor.Run's
 	// Notify takes SIGINT back.
 	signal.Ignore(syscall.SIGINT)
-	fs := flag.NewFlagSet("kernel", flag.ContinueOnError)
-	connFile := fs.String("f", "", "Jupyter's connection file")
-	interruptMode := fs.String("interrupt-mode", "signal", "the wrapped kernel's interrupt_mode: signal or message")
-	resourceDir := fs.String("resource-dir", "", "the wrapped kernelspec's directory, for a {resource_dir} Jupyter left in the argv")
-	config.RegisterFlags(fs)
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: guardctl kernel -f CONNECTION_FILE [options] -- KERNEL_ARGV...")
-		fs.PrintDefaults()
+	cl := newCmdline("kernel", "-- KERNEL_ARGV...", "Runs the kernel KERNEL_ARGV under the guard, as the proxy between Jupyter and it: what a guarded kernel.json launches. The guard's settings come from these options, else from the environment.", 0, -1)
+	cl.firstArgEnds = true // KERNEL_ARGV has options of its own
+	connFile := cl.String("f", "", "Jupyter's connection `FILE`")
+	interruptMode := cl.String("interrupt-mode", "signal", "the wrapped kernel's interrupt_mode, `MODE`: signal or message")
+	resourceDir := cl.String("resource-dir", "", "the wrapped kernelspec's `DIR`, for a {resource_dir} Jupyter left in the argv")
+	config.RegisterFlags(cl.FlagSet)
+	argv, err := cl.parse(args)
+	if err != nil {
+		return err
 	}
-	if err := fs.Parse(args); err != nil {
-		return exitCode(2)
-	}
-	argv := fs.Args()
 	switch {
 	case *connFile == "":
-		return errors.New("-f CONNECTION_FILE is required")
+		return cl.fail("-f CONNECTION_FILE is required")
 	case len(argv) == 0:
-		return errors.New("no kernel to run: give its command after --")
+		return cl.fail("no kernel to run: give its command after --")
 	case *interruptMode != "signal" && *interruptMode != "message":
-		return fmt.Errorf("--interrupt-mode %q: use signal or message", *interruptMode)
+		return cl.fail("--interrupt-mode %q: use signal or message", *interruptMode)
 	}
 	// A bad setting stops the kernel here, with the reason in Jupyter's log,
 	// rather than letting it run unguarded.
-	guardCfg, err := config.Load(os.Getenv, fs)
+	guardCfg, err := config.Load(os.Getenv, cl.FlagSet)
 	if err != nil {
 		return fmt.Errorf("not starting the kernel: %w", err)
 	}

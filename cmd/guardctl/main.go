@@ -6,6 +6,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"sort"
 )
@@ -34,33 +35,62 @@ type exitCode int
 func (e exitCode) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
 
 func main() {
-	if len(os.Args) < 2 || os.Args[1] == "-h" || os.Args[1] == "--help" || os.Args[1] == "help" {
-		usage()
-		return
+	args := os.Args[1:]
+	if len(args) == 0 {
+		usage(os.Stderr)
+		os.Exit(2)
 	}
-	if os.Args[1] == "--version" || os.Args[1] == "version" {
+	switch args[0] {
+	case "-h", "--help":
+		usage(os.Stdout)
+		return
+	case "help":
+		os.Exit(help(args[1:]))
+	case "--version", "version":
 		fmt.Println("guardctl", version)
 		return
 	}
-	c, ok := commands[os.Args[1]]
+	c, ok := commands[args[0]]
 	if !ok {
-		fmt.Fprintf(os.Stderr, "guardctl: unknown command %q\n\n", os.Args[1])
-		usage()
+		fmt.Fprintf(os.Stderr, "guardctl: unknown command %q\n\n", args[0])
+		usage(os.Stderr)
 		os.Exit(2)
 	}
-	if err := c.run(os.Args[2:]); err != nil {
-		var code exitCode
-		if errors.As(err, &code) {
-			os.Exit(int(code))
-		}
-		fmt.Fprintf(os.Stderr, "guardctl %s: %v\n", c.name, err)
-		os.Exit(1)
-	}
+	os.Exit(exitStatus(c, c.run(args[1:])))
 }
 
-func usage() {
-	fmt.Fprintln(os.Stderr, "guardctl — a Jupyter kernel proxy that tracks memory, pauses before the OOM killer and explains kernel deaths.")
-	fmt.Fprintln(os.Stderr, "\nUsage: guardctl COMMAND [options] | guardctl --version\n\nCommands:")
+// help is "guardctl help [COMMAND]": the command's own --help.
+func help(args []string) int {
+	if len(args) == 0 {
+		usage(os.Stdout)
+		return 0
+	}
+	c, ok := commands[args[0]]
+	if !ok || c.hidden {
+		fmt.Fprintf(os.Stderr, "guardctl help: no command %q\n\n", args[0])
+		usage(os.Stderr)
+		return 2
+	}
+	return exitStatus(c, c.run([]string{"--help"}))
+}
+
+// exitStatus tells the user what a command's error was, unless the command
+// has already said it, and picks the exit status.
+func exitStatus(c command, err error) int {
+	if err == nil {
+		return 0
+	}
+	var code exitCode
+	if errors.As(err, &code) {
+		return int(code)
+	}
+	fmt.Fprintf(os.Stderr, "guardctl %s: %v\n", c.name, err)
+	return 1
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "guardctl — a Jupyter kernel proxy that tracks memory, pauses before the OOM killer and explains kernel deaths.")
+	fmt.Fprintln(w, "\nUsage: guardctl COMMAND [options] [ARGS]\n\nCommands:")
 	names := make([]string, 0, len(commands))
 	for n, c := range commands {
 		if !c.hidden {
@@ -69,6 +99,7 @@ func usage() {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(os.Stderr, "  %-12s %s\n", n, commands[n].summary)
+		fmt.Fprintf(w, "  %-12s %s\n", n, commands[n].summary)
 	}
+	fmt.Fprintln(w, "\nguardctl help COMMAND (or guardctl COMMAND --help) shows a command's options; guardctl --version its version.")
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -19,14 +18,11 @@ func init() {
 }
 
 func runMetrics(args []string) error {
-	fs := flag.NewFlagSet("metrics", flag.ContinueOnError)
-	out := fs.String("o", "", "write to this file (atomically: node_exporter never reads half of it) instead of stdout")
-	if err := fs.Parse(args); err != nil {
-		return exitCode(2)
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(os.Stderr, "guardctl metrics: unexpected %q: it takes only -o FILE\n", fs.Arg(0))
-		return exitCode(2)
+	cl := newCmdline("metrics", "", "Prints every guarded kernel of this user in Prometheus's text format, for node_exporter's textfile collector.", 0, 0)
+	out := cl.String("o", "", "write to `FILE` (atomically: node_exporter never reads half of it) instead of stdout")
+	cl.alias("o", "output")
+	if _, err := cl.parse(args); err != nil {
+		return err
 	}
 	ks, _, err := findKernels(os.Stderr)
 	if err != nil {

@@ -37,8 +37,11 @@ func TestKernelArgvIsTheWrappedSpecs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := slices.Clone(wrapped.Argv[:slices.Index(wrapped.Argv, "--")+1])
-	want[3] = "/run/kernel-1.json" // what Jupyter fills {connection_file} with
+	// The wrapped spec's guardctl command (after its /bin/sh fallback) with
+	// the file Jupyter fills {connection_file} with, and the kernel's argv
+	// as Jupyter formatted it.
+	want := slices.Clone(wrapped.Argv[slices.Index(wrapped.Argv, self) : slices.Index(wrapped.Argv, "--")+1])
+	want[slices.Index(want, "{connection_file}")] = "/run/kernel-1.json"
 	want = append(want, "/venv/bin/python", "-m", "ipykernel_launcher", "-f", "/run/kernel-1.json")
 	if !slices.Equal(got.Argv, want) {
 		t.Errorf("argv\n got %q\nwant %q", got.Argv, want)
@@ -139,8 +142,8 @@ func TestAllConfigFile(t *testing.T) {
 		{[]string{"--all", "--sys-prefix"}, "/envs/lab/etc/jupyter/jupyter_config.json"},
 		{[]string{"--all", "--prefix", "/opt/conda"}, "/opt/conda/etc/jupyter/jupyter_config.json"},
 	} {
-		f := newSpecFlags("install", true)
-		if err := f.parse(tc.args); err != nil {
+		f := newSpecFlags("install", "", "", 0, true)
+		if _, err := f.parse(tc.args); err != nil {
 			t.Fatal(err)
 		}
 		if got, err := allConfigFile(f, py); err != nil || got != tc.want {
@@ -151,15 +154,15 @@ func TestAllConfigFile(t *testing.T) {
 		"--all --user":           "JUPYTER_DEFAULT_PROVISIONER_NAME=jupyter-guard",
 		"--all --kernel python3": "give no --kernel",
 	} {
-		f := newSpecFlags("install", true)
-		if err := f.parse(strings.Fields(args)); err != nil {
+		f := newSpecFlags("install", "", "", 0, true)
+		if _, err := f.parse(strings.Fields(args)); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := allConfigFile(f, py); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: error %v, want one saying %q", args, err, want)
 		}
 	}
-	if _, err := allConfigFile(newSpecFlags("install", true), kernelspec.Python{}); err == nil {
+	if _, err := allConfigFile(newSpecFlags("install", "", "", 0, true), kernelspec.Python{}); err == nil {
 		t.Error("no environment and no --prefix: no error")
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -25,6 +24,7 @@ import (
 	"github.com/jupyter-guard/jupyter-guard/guard/units"
 	"github.com/jupyter-guard/jupyter-guard/kernelspec"
 	"github.com/jupyter-guard/jupyter-guard/notebook"
+	"golang.org/x/sys/unix"
 )
 
 func init() {
@@ -54,48 +54,31 @@ type runOptions struct {
 
 func parseRunArgs(args []string) (runOptions, error) {
 	var o runOptions
-	fs := flag.NewFlagSet("guardctl run", flag.ContinueOnError)
-	fs.StringVar(&o.kernel, "kernel", "", "kernelspec `NAME` (default: the notebook's own); NAME-guarded is used when installed, else NAME is guarded on the fly")
-	fs.StringVar(&o.limit, "limit", "", "the kernel's memory budget: a `SIZE` (4GiB) or a share of the detected limit (80%); sets JUPYTER_GUARD_LIMIT")
-	fs.StringVar(&o.action, "action", "", "what the guard does near the limit: pause, interrupt or warn; sets JUPYTER_GUARD_ACTION (default: interrupt, as nobody can answer a pause)")
-	fs.StringVar(&o.output, "o", "", "write the executed notebook to `OUT.ipynb` (default: NOTEBOOK.out.ipynb)")
-	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "the longest one cell may run; 0 for no limit")
-	fs.BoolVar(&o.allowErrors, "allow-errors", false, "keep running after a cell raises")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: guardctl run [options] NOTEBOOK.ipynb")
-		fs.PrintDefaults()
+	cl := newCmdline("run", "NOTEBOOK.ipynb", "Executes a notebook headlessly under the guard, as jupyter nbconvert --execute does, prints each cell's memory and writes the executed notebook. Exit status: 0 when every cell ran, 1 when a cell raised or the kernel died, 2 for a mistake on the command line, 130 when interrupted.", 1, 1)
+	cl.StringVar(&o.kernel, "kernel", "", "kernelspec `NAME` (default: the notebook's own); NAME-guarded is used when installed, else NAME is guarded on the fly")
+	cl.StringVar(&o.limit, "limit", "", "the kernel's memory budget: a `SIZE` (4GiB) or a share of the detected limit (80%); sets JUPYTER_GUARD_LIMIT")
+	cl.StringVar(&o.action, "action", "", "what the guard does near the limit: `ACTION`, one of pause, interrupt or warn; sets JUPYTER_GUARD_ACTION (default: interrupt, as nobody can answer a pause)")
+	cl.StringVar(&o.output, "o", "", "write the executed notebook to `OUT.ipynb` (default: NOTEBOOK.out.ipynb)")
+	cl.alias("o", "output")
+	cl.DurationVar(&o.timeout, "timeout", 10*time.Minute, "the longest one cell may run; 0 for no limit")
+	cl.BoolVar(&o.allowErrors, "allow-errors", false, "keep running after a cell raises")
+	pos, err := cl.parse(args)
+	if err != nil {
+		return o, err
 	}
-	// Options may come before or after the notebook, as with nbconvert.
-	var positional []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return o, exitCode(0)
-			}
-			return o, exitCode(exitRunUsage) // the flag package has said what was wrong
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		positional = append(positional, fs.Arg(0))
-		args = fs.Args()[1:]
+	o.notebook = pos[0]
+	if o.output == "" {
+		o.output = defaultOutput(o.notebook)
 	}
-	if len(positional) == 1 {
-		o.notebook = positional[0]
-	}
-	if err := o.check(len(positional)); err != nil {
-		fmt.Fprintf(fs.Output(), "guardctl run: %v\nSee guardctl run -h for the options.\n", err)
-		return o, exitCode(exitRunUsage)
+	if err := o.check(); err != nil {
+		return o, cl.fail("%v", err)
 	}
 	return o, nil
 }
 
-// check refuses what guardctl kernel would refuse later, so a typo fails
-// before a kernel starts.
-func (o runOptions) check(notebooks int) error {
-	if notebooks != 1 {
-		return fmt.Errorf("give one notebook to run, not %d", notebooks)
-	}
+// check refuses what would fail later, so a typo fails before a kernel
+// starts and before any cell has run.
+func (o runOptions) check() error {
 	if o.limit != "" {
 		if _, err := config.ParseSpec(o.limit); err != nil {
 			return fmt.Errorf("--limit %s: %w", o.limit, err)
@@ -105,6 +88,26 @@ func (o runOptions) check(notebooks int) error {
 		if _, err := config.ParseAction(o.action); err != nil {
 			return fmt.Errorf("--action %s: %w", o.action, err)
 		}
+	}
+	return writable(o.output)
+}
+
+// writable says whether a file can be written at path: its directory
+// exists and takes new files, and path is not a directory.
+func writable(path string) error {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return fmt.Errorf("output %s is a directory", path)
+	}
+	dir := filepath.Dir(path)
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("output %s: %w", path, err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("output %s: %s is not a directory", path, dir)
+	}
+	if err := unix.Access(dir, unix.W_OK); err != nil {
+		return fmt.Errorf("output %s: cannot write in %s: %w", path, dir, err)
 	}
 	return nil
 }
@@ -187,9 +190,6 @@ func runNotebook(args []string) error {
 		return err
 	}
 	output := o.output
-	if output == "" {
-		output = defaultOutput(o.notebook)
-	}
 
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)

@@ -365,6 +365,14 @@ func TestRunArgs(t *testing.T) {
 	if o != want {
 		t.Fatalf("parsed %+v", o)
 	}
+	// As papermill and nbconvert users type it: the notebook first.
+	if o, err := parseRunArgs([]string{"nb.ipynb", "--output", "y.ipynb", "--timeout=1m"}); err != nil || o.output != "y.ipynb" || o.notebook != "nb.ipynb" || o.timeout != time.Minute {
+		t.Fatalf("parsed %+v, %v", o, err)
+	}
+	dir := t.TempDir()
+	if o, err := parseRunArgs([]string{dir + "/nb.ipynb"}); err != nil || o.output != dir+"/nb.out.ipynb" {
+		t.Fatalf("parsed %+v, %v", o, err)
+	}
 	noEnv := func(string) string { return "" }
 	if env := guardEnv(o, noEnv); !reflect.DeepEqual(env, []string{"JUPYTER_GUARD_LIMIT=2GiB", "JUPYTER_GUARD_ACTION=warn"}) {
 		t.Fatalf("env %q", env)
@@ -376,12 +384,9 @@ func TestRunArgs(t *testing.T) {
 	if env := guardEnv(runOptions{}, func(string) string { return "pause" }); len(env) != 0 {
 		t.Errorf("env %q overrides the caller's JUPYTER_GUARD_ACTION", env)
 	}
-	for _, bad := range [][]string{{}, {"a.ipynb", "b.ipynb"}, {"--action", "explode", "a.ipynb"}, {"--limit", "lots", "a.ipynb"}, {"--nope", "a.ipynb"}} {
+	for _, bad := range [][]string{{}, {"a.ipynb", "b.ipynb"}, {"--action", "explode", "a.ipynb"}, {"--limit", "lots", "a.ipynb"}, {"--nope", "a.ipynb"}, {"a.ipynb", "-o", "/nonexistent/dir/out.ipynb"}, {"a.ipynb", "-o", "."}} {
 		if _, err := parseRunArgs(bad); err != exitCode(exitRunUsage) {
 			t.Errorf("%q: %v, want a usage error", bad, err)
 		}
-	}
-	if got := defaultOutput("dir/analysis.ipynb"); got != "dir/analysis.out.ipynb" {
-		t.Errorf("default output %s", got)
 	}
 }

@@ -2,8 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -71,11 +69,11 @@ func pickKernel(ref string) (kernel, error) {
 }
 
 func runStatus(args []string) error {
-	fs := flag.NewFlagSet("status", flag.ContinueOnError)
-	asJSON := fs.Bool("json", false, "print the kernels as JSON (a stable shape for scripts)")
-	watch := fs.Bool("watch", false, "refresh every 2 s until Ctrl-C")
-	if err := fs.Parse(args); err != nil {
-		return exitCode(2)
+	cl := newCmdline("status", "", "Shows every guarded kernel of this user: its state, memory against its budget, GPU memory, last cell's growth and deaths.", 0, 0)
+	asJSON := cl.Bool("json", false, "print the kernels as JSON (a stable shape for scripts)")
+	watch := cl.Bool("watch", false, "refresh every 2 s until Ctrl-C")
+	if _, err := cl.parse(args); err != nil {
+		return err
 	}
 	if !*watch {
 		return printStatus(os.Stdout, *asJSON)
@@ -219,15 +217,13 @@ func lastCellCell(c *control.Cell) string {
 }
 
 func runCells(args []string) error {
-	fs := flag.NewFlagSet("cells", flag.ContinueOnError)
-	asJSON := fs.Bool("json", false, "print the ledger as JSON (the control API's cells, a stable shape for scripts)")
-	if err := fs.Parse(args); err != nil {
-		return exitCode(2)
+	cl := newCmdline("cells", "KERNEL", "Shows the per-cell memory ledger of one guarded kernel (KERNEL: a unique id prefix or the notebook's name); the cells that grew most are marked.", 1, 1)
+	asJSON := cl.Bool("json", false, "print the ledger as JSON (the control API's cells, a stable shape for scripts)")
+	pos, err := cl.parse(args)
+	if err != nil {
+		return err
 	}
-	if fs.NArg() != 1 {
-		return errors.New("usage: guardctl cells [--json] KERNEL (an id prefix or a notebook name)")
-	}
-	k, err := pickKernel(fs.Arg(0))
+	k, err := pickKernel(pos[0])
 	if err != nil {
 		return err
 	}
@@ -300,17 +296,22 @@ func topGrowers(cells []control.Cell, n int) map[int]bool {
 	return top
 }
 
+// actionAbout says what each action does, for its help.
+var actionAbout = map[string]string{
+	"resume":    "Lets a kernel the guard paused run on; the guard pauses it again further up.",
+	"interrupt": "Interrupts the running cell, as the stop button does; a paused kernel is thawed to take it.",
+	"restart":   "Restarts the kernel: its memory is given back and its variables are lost.",
+}
+
 func actOn(action string) func([]string) error {
 	return func(args []string) error {
-		fs := flag.NewFlagSet(action, flag.ContinueOnError)
-		asJSON := fs.Bool("json", false, "print the kernel's state afterwards as JSON (one entry of status --json)")
-		if err := fs.Parse(args); err != nil {
-			return exitCode(2)
+		cl := newCmdline(action, "KERNEL", actionAbout[action]+" KERNEL: a unique id prefix or the notebook's name.", 1, 1)
+		asJSON := cl.Bool("json", false, "print the kernel's state afterwards as JSON (one entry of status --json)")
+		pos, err := cl.parse(args)
+		if err != nil {
+			return err
 		}
-		if fs.NArg() != 1 {
-			return fmt.Errorf("usage: guardctl %s [--json] KERNEL (an id prefix or a notebook name)", action)
-		}
-		k, err := pickKernel(fs.Arg(0))
+		k, err := pickKernel(pos[0])
 		if err != nil {
 			return err
 		}

@@ -24,7 +24,7 @@ export const PLAIN = { name: 'e2e-python3', display: 'Python 3' };
 export const GUARDED = { name: 'e2e-python3-guarded', display: 'Python 3 (guarded)' };
 
 // jupyter-guard's lab extension as `make labextension` builds it.
-export const LABEXTENSION = join(REPO, 'bin', 'labextension', 'jupyter-guard');
+export const LABEXTENSION = join(REPO, 'labextension', 'prebuilt', 'jupyter-guard');
 // jupyter-resource-usage as `make e2e-deps` installs it (pip --target).
 export const RESOURCE_USAGE = join(REPO, 'bin', 'resource-usage');
 
@@ -134,7 +134,8 @@ async function serve({ name, env, notebooks, kernels, resourceUsage, python, gua
   }
   for (const [kernel, spec] of Object.entries(plain)) {
     const guardedSpec = JSON.parse(readFileSync(join(dirs.JUPYTER_DATA_DIR, 'kernels', `${kernel}-guarded`, 'kernel.json'), 'utf8'));
-    if (guardedSpec.display_name !== `${spec.display_name} (guarded)` || guardedSpec.argv[0] !== guardctl) {
+    // argv: /bin/sh -c SCRIPT GUARDCTL kernel …, sh exec'ing guardctl.
+    if (guardedSpec.display_name !== `${spec.display_name} (guarded)` || guardedSpec.argv[0] !== '/bin/sh' || guardedSpec.argv[3] !== guardctl) {
       throw new Error(`unexpected guarded kernelspec: ${JSON.stringify(guardedSpec)}`);
     }
   }
