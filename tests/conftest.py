@@ -191,15 +191,23 @@ def install_provisioner_dist(site: Path) -> None:
 
 
 @pytest.fixture(scope="session")
-def provisioner_site(tmp_path_factory, guardctl) -> Path:
-    """jupyter-guard's provisioner registered in this process: its
-    KernelManagers find it by name, and it runs the guardctl under test
-    (JUPYTER_GUARD_GUARDCTL, which its kernels inherit, harmlessly)."""
+def provisioner_dist(tmp_path_factory) -> Path:
+    """jupyter-guard's provisioner registered in this process, for the whole
+    session: its KernelManagers find it by name, but use it only for a
+    kernelspec that names it, or where a test makes it the default."""
     site = tmp_path_factory.mktemp("provisioner-site")
     install_provisioner_dist(site)
     sys.path.insert(0, str(site))
-    os.environ["JUPYTER_GUARD_GUARDCTL"] = str(guardctl)
     return site
+
+
+@pytest.fixture
+def provisioner_site(provisioner_dist, guardctl, monkeypatch) -> Path:
+    """The provisioner, for one test, running the guardctl under test
+    (JUPYTER_GUARD_GUARDCTL, which its kernels inherit, harmlessly); the
+    variable goes with the test, so that no later one finds it set."""
+    monkeypatch.setenv("JUPYTER_GUARD_GUARDCTL", str(guardctl))
+    return provisioner_dist
 
 
 @pytest.fixture
@@ -248,7 +256,7 @@ class GuardVenv:
 
 
 @pytest.fixture(scope="session")
-def guard_venv(tmp_path_factory, provisioner_site, guardctl, jupyter_dirs) -> GuardVenv:
+def guard_venv(tmp_path_factory, provisioner_dist, guardctl, jupyter_dirs) -> GuardVenv:
     prefix = tmp_path_factory.mktemp("guard-venv") / "venv"
     main = KERNEL_ENVS[0]
     subprocess.run([str(main.python), "-m", "venv", "--without-pip", str(prefix)], check=True)
@@ -257,7 +265,7 @@ def guard_venv(tmp_path_factory, provisioner_site, guardctl, jupyter_dirs) -> Gu
     own = subprocess.run([str(prefix / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                          check=True, capture_output=True, text=True).stdout.strip()
     # addsitedir, not a plain path line: .venv's own .pth files must run too.
-    Path(own, "jupyter_guard_test.pth").write_text(f"{provisioner_site}\nimport site; site.addsitedir({site_packages!r})\n")
+    Path(own, "jupyter_guard_test.pth").write_text(f"{provisioner_dist}\nimport site; site.addsitedir({site_packages!r})\n")
     shutil.copy2(guardctl, prefix / "bin" / "guardctl")
     env = {k: v for k, v in os.environ.items() if k not in ("JUPYTER_GUARD_GUARDCTL", "PYTEST_CURRENT_TEST", "VIRTUAL_ENV")}
     env["JUPYTER_DEFAULT_PROVISIONER_NAME"] = PROVISIONER
