@@ -19,7 +19,9 @@
 #                requirements/ first (scripts/test-venvs), e2e/node_modules from
 #                e2e/package-lock.json, and bin/resource-usage (jupyter-
 #                resource-usage, for e2e/usage.test.mjs only) from
-#                requirements/resource-usage.txt. The e2e stories need Debian's
+#                requirements/resource-usage.txt, and bin/nbclient-suite
+#                (nbclient's own tests, for tests/test_nbclient_suite.py)
+#                from requirements/nbclient-suite.txt. The e2e stories need Debian's
 #                Chromium (/usr/bin/chromium), which .ci/run installs.
 #   make e2e     only the e2e stories (e2e/*.test.mjs): real JupyterLab and
 #                Notebook 7 pages in headless Chromium, driven by
@@ -77,7 +79,7 @@ E2E_SUMMARY = sed -n '/^âœ– failing tests:/q;p' bin/e2e-test.log | grep -E '^(âœ
 		f && /^    actual: / { print "  " substr($$0, 1, 400) } \
 		f && /^  --- the page showed: / { print "  " substr($$0, 1, 600) }' bin/e2e-test.log
 
-.PHONY: build build-nvmlmock test e2e venvs e2e-deps labextension labextension-check screenshots wheel
+.PHONY: build build-nvmlmock test e2e venvs e2e-deps nbclient-suite labextension labextension-check screenshots wheel
 
 build:
 	$(GO) build -o bin/guardctl ./cmd/guardctl
@@ -108,6 +110,20 @@ $(RESOURCE_USAGE): requirements/resource-usage.txt
 	@scripts/test-venvs .venv
 	rm -rf $(@D)
 	$(VENV)/bin/python -m pip install -q --disable-pip-version-check --no-deps --require-hashes --target $(@D) -r $<
+	@touch $@
+
+# nbclient's sdist, unpacked into bin/nbclient-suite/src, and what its tests
+# need besides .venv in bin/nbclient-suite/deps (requirements/nbclient-suite.txt).
+NBCLIENT_SUITE := bin/nbclient-suite/.installed
+
+nbclient-suite: $(NBCLIENT_SUITE)
+
+$(NBCLIENT_SUITE): requirements/nbclient-suite.txt
+	@scripts/test-venvs .venv
+	rm -rf $(@D)
+	$(VENV)/bin/python -m pip download -q --disable-pip-version-check --no-deps --require-hashes -r $< -d $(@D)/dist
+	mkdir -p $(@D)/src && tar -xzf $(@D)/dist/nbclient-*.tar.gz -C $(@D)/src --strip-components=1
+	$(VENV)/bin/python -m pip install -q --disable-pip-version-check --no-deps --target $(@D)/deps $(@D)/dist/*.whl
 	@touch $@
 
 # The lab extension's build, kept in the repository; its node_modules come
@@ -176,7 +192,7 @@ COVER_KEY := github.com/jupyter-guard/jupyter-guard/proxy,github.com/jupyter-gua
 # lines and counts, and pytest's closing line are printed again at the end,
 # pytest's last, so none scrolls out of sight.
 test: E2E_BIN = $(COVER_BIN)
-test: build build-nvmlmock venvs e2e-deps labextension
+test: build build-nvmlmock venvs e2e-deps nbclient-suite labextension
 	@status=0; mkdir -p bin; set -o pipefail; \
 	rm -rf $(COVER); mkdir -p $(COVER)/unit $(COVER)/binary; \
 	$(GO) build -cover -coverpkg=./... -o $(COVER_BIN) ./cmd/guardctl || status=1; \

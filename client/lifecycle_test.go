@@ -118,8 +118,11 @@ func alive(pid int) bool {
 }
 
 // TestKernelDeath: a kernel killed under the client. Direct, the client
-// reports the lost connection; guarded, the cell gets the guard's
-// KernelDied error.
+// reports the lost connection; guarded with the proxy restarting it in
+// place (as under a Jupyter server, and guardctl run), the cell gets the
+// guard's KernelDied error; guarded with nobody to say otherwise, the
+// proxy ends with the kernel, as a plain one: the connection is lost, with
+// the diagnosis in the cell before that.
 func TestKernelDeath(t *testing.T) {
 	py := testPython(t)
 	const kill = "import os\nos.kill(os.getpid(), 9)"
@@ -130,7 +133,19 @@ func TestKernelDeath(t *testing.T) {
 			t.Fatalf("err %v", err)
 		}
 	})
+	t.Run("guarded-headless", func(t *testing.T) {
+		k := launch(t, guardedSpec(t, ipykernelSpec(t, py)))
+		var msgs []*Message
+		_, err := k.Client.Execute(testCtx(t), kill, ExecuteOptions{}, func(m *Message) { msgs = append(msgs, m) })
+		if err == nil || !strings.Contains(err.Error(), "connection to the kernel is lost") {
+			t.Fatalf("err %v", err)
+		}
+		if errs := outputs(msgs, "error"); len(errs) != 1 || content(t, errs[0])["ename"] != "KernelDied" {
+			t.Fatalf("error outputs %v", errs)
+		}
+	})
 	t.Run("guarded", func(t *testing.T) {
+		t.Setenv("JUPYTER_GUARD_RESTART", "guard")
 		k := launch(t, guardedSpec(t, ipykernelSpec(t, py)))
 		reply, msgs := run(t, k, kill, ExecuteOptions{})
 		if reply.Status != "error" || reply.Ename != "KernelDied" {

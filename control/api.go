@@ -44,18 +44,50 @@ type ProxyRuntime struct {
 	FDs        int `json:"open_fds"`
 }
 
-// Memory is the kernel's memory against its budget.
+// Memory is the kernel's memory against its budget. Kernel is the
+// kernel's own figure, which the status bar, guardctl status, the panel and
+// /metrics show first; Used is what the budget counts, which is Kernel
+// unless Scope says it is the host's or a cgroup shared with others.
 type Memory struct {
-	TreeRSS     uint64  `json:"tree_rss_bytes"`
-	Cgroup      uint64  `json:"cgroup_bytes,omitempty"`
-	Used        uint64  `json:"used_bytes"` // the figure compared with the budget
-	Budget      uint64  `json:"budget_bytes"`
-	Share       float64 `json:"share"` // used / budget, 0..1+
-	LimitSource string  `json:"limit_source"`
+	TreeRSS uint64 `json:"tree_rss_bytes"`
+	Cgroup  uint64 `json:"cgroup_bytes,omitempty"`
+	// Kernel is the memory of the kernel's own processes: the RSS of its
+	// process tree, or its cgroup's working set where that cgroup holds
+	// the kernel's processes and no others (KernelSource says which).
+	Kernel       uint64  `json:"kernel_bytes"`
+	KernelSource string  `json:"kernel_source"` // tree_rss or cgroup
+	KernelShare  float64 `json:"kernel_share"`  // kernel / budget
+	Used         uint64  `json:"used_bytes"`    // the figure compared with the budget
+	// Scope is what Used measures: kernel (Kernel itself), cgroup (a
+	// cgroup shared with other processes, a container's) or host (the
+	// machine's used memory).
+	Scope  string  `json:"scope"`
+	Budget uint64  `json:"budget_bytes"`
+	Share  float64 `json:"share"` // used / budget, 0..1+
+	// Warn and Pause are the lines on Used: the guard warns in the cell at
+	// the first and takes Action at the second.
+	Warn   uint64 `json:"warn_bytes"`
+	Pause  uint64 `json:"pause_bytes"`
+	Action string `json:"action"`
+	// LimitSource says where the budget comes from ("cgroup v1 /a/b",
+	// "80% of MEM_LIMIT"); BudgetFrom says it in a word: JUPYTER_GUARD_LIMIT,
+	// MEM_LIMIT, cgroup or host.
+	LimitSource string `json:"limit_source"`
+	BudgetFrom  string `json:"budget_from"`
 	// LimitUnseen says why a limit the guard cannot read may bind the
 	// kernel, when the budget fell back to host memory.
 	LimitUnseen string `json:"limit_unseen,omitempty"`
+	// MeasuredAt is when the figures were measured: within a second of
+	// the question for a running kernel (an idle kernel is measured anew).
+	MeasuredAt time.Time `json:"measured_at,omitzero"`
 }
+
+// Scopes are the values of Memory.Scope.
+const (
+	ScopeKernel = "kernel"
+	ScopeCgroup = "cgroup"
+	ScopeHost   = "host"
+)
 
 // GPU is the kernel's use of one device; every device is listed.
 type GPU struct {
@@ -83,6 +115,30 @@ type Cell struct {
 	GPUPeakBytes   uint64    `json:"gpu_peak_bytes,omitempty"`
 }
 
+// History is the kernel's memory over the last minutes, for the panel's
+// picture: the measurements the guard took (a few a second while a cell
+// runs, one for each status asked between cells), and the lines they are
+// read against. Cells come from Cells.
+type History struct {
+	Budget uint64 `json:"budget_bytes"`
+	Warn   uint64 `json:"warn_bytes"`
+	Pause  uint64 `json:"pause_bytes"`
+	// KernelSource and Scope say what each point's Kernel and Used
+	// measure, as in Memory: Warn and Pause are lines on Used.
+	KernelSource string  `json:"kernel_source"`
+	Scope        string  `json:"scope"`
+	Points       []Point `json:"points"`
+}
+
+// Point is one measurement: At in milliseconds since the Unix epoch (as
+// JavaScript counts time), the kernel's own figure and what the budget
+// counts, in bytes.
+type Point struct {
+	At     int64  `json:"t"`
+	Kernel uint64 `json:"kernel"`
+	Used   uint64 `json:"used"`
+}
+
 // ShortID is a kernel id as guardctl shows it: enough to tell kernels apart
 // and to name one on its command line.
 func ShortID(id string) string { return id[:min(8, len(id))] }
@@ -91,6 +147,7 @@ func ShortID(id string) string { return id[:min(8, len(id))] }
 type Kernel interface {
 	State() State
 	Cells() []Cell
+	History() History
 	Resume() error
 	Interrupt() error
 	Restart() error

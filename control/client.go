@@ -76,6 +76,12 @@ func (c *Conn) Cells() ([]Cell, error) {
 	return cells, c.do(http.MethodGet, "/v1/cells", &cells)
 }
 
+// History reads the kernel's memory over the last minutes.
+func (c *Conn) History() (History, error) {
+	var h History
+	return h, c.do(http.MethodGet, "/v1/history", &h)
+}
+
 // Act asks the kernel to "resume", "interrupt" or "restart".
 func (c *Conn) Act(action string) (State, error) {
 	var s State

@@ -22,8 +22,11 @@ type kernel struct{ resumed int }
 func (k *kernel) State() State {
 	return State{KernelID: "abc", State: "paused", Memory: Memory{Used: 10, Budget: 100, Share: 0.1}}
 }
-func (k *kernel) Cells() []Cell    { return []Cell{{ExecutionCount: 1, Code: "x = 1", GrowthBytes: 5}} }
-func (k *kernel) Resume() error    { k.resumed++; return nil }
+func (k *kernel) Cells() []Cell { return []Cell{{ExecutionCount: 1, Code: "x = 1", GrowthBytes: 5}} }
+func (k *kernel) Resume() error { k.resumed++; return nil }
+func (k *kernel) History() History {
+	return History{Budget: 2, Points: []Point{{At: 1, Kernel: 3, Used: 4}}}
+}
 func (k *kernel) Interrupt() error { return errors.New("the kernel is restarting") }
 func (k *kernel) Restart() error   { return nil }
 
@@ -57,6 +60,10 @@ func TestAPI(t *testing.T) {
 	cells, err := c.Cells()
 	if err != nil || len(cells) != 1 || cells[0].Code != "x = 1" {
 		t.Fatalf("cells %+v, %v", cells, err)
+	}
+	h, err := c.History()
+	if err != nil || h.Budget != 2 || len(h.Points) != 1 || h.Points[0] != (Point{At: 1, Kernel: 3, Used: 4}) {
+		t.Fatalf("history %+v, %v", h, err)
 	}
 	if _, err := c.Act("resume"); err != nil || k.resumed != 1 {
 		t.Fatalf("resume: %v (resumed %d)", err, k.resumed)

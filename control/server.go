@@ -94,6 +94,9 @@ func routes(k Kernel) http.Handler {
 	mux.HandleFunc("GET /v1/cells", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, k.Cells())
 	})
+	mux.HandleFunc("GET /v1/history", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, k.History())
+	})
 	for path, act := range map[string]func() error{
 		"POST /v1/resume":    k.Resume,
 		"POST /v1/interrupt": k.Interrupt,

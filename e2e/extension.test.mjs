@@ -4,7 +4,10 @@
 // (in Notebook 7, which has none, the panel opened from the Kernel menu)
 // shows the notebook's kernel's memory against the budget, rising while the
 // cell grows, then PAUSED when the guard pauses it. Clicking that item opens
-// the guarded kernels panel; its Resume lets the cell go on (the guard pauses it
+// the guarded kernels panel, which names the kernel by its notebook and
+// draws its memory: the picture rises while the cell grows, stays flat
+// while the kernel is paused, marks the cells, and its last point is what
+// guardctl status says. Its Resume lets the cell go on (the guard pauses it
 // again further on), and its Interrupt ends the cell with KeyboardInterrupt
 // and the kernel's variables kept. jupyter_server's /metrics carries the
 // kernel's figures.
@@ -15,32 +18,14 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ARTIFACTS, GUARDED, notebook } from './lib/jupyter.mjs';
 import { statFields } from './lib/proc.mjs';
-import { openNotebook, runCell, seen, until, waitOutput } from './lib/browser.mjs';
+import { openNotebook, runCell, seen, until, waitOutput, widenRightSidebar } from './lib/browser.mjs';
 import { SCREENSHOTS, story } from './lib/story.mjs';
 import { GROW, KEPT, LIMIT, interruptedOutput } from './lib/memory.mjs';
+import { guardctlStatus, item, parseItem, readChart, readRow } from './lib/guard.mjs';
 
 const MiB = 2 ** 20;
 
 const CELLS = [KEPT, GROW, 'print(kept, len(chunks) > 0)'];
-
-/** The status-bar item of jupyter-guard. */
-const item = (page) => page.locator('.jp-GuardStatus');
-
-/**
- * "Guard: 412 MiB / 600 MiB (69%) · busy", or with "· GPU 3.0 GiB" before the
- * state, read as { used (bytes), budget, gpu (bytes or null), state }.
- */
-function parseItem(text) {
-  const m = text.match(/^Guard: ([\d.]+) (B|KiB|MiB|GiB) \/ ([\d.]+) (MiB|GiB) \(\d+%\)(?: · GPU ([\d.]+) (B|KiB|MiB|GiB))? · (\S+)$/);
-  if (!m) return null;
-  const scale = { B: 1, KiB: 2 ** 10, MiB, GiB: 2 ** 30 };
-  return {
-    used: Number(m[1]) * scale[m[2]],
-    budget: Number(m[3]) * scale[m[4]],
-    gpu: m[5] === undefined ? null : Number(m[5]) * scale[m[6]],
-    state: m[7],
-  };
-}
 
 const IDLE_WINDOW = 20_000;
 
@@ -55,12 +40,6 @@ async function guarded(page, server) {
   const resp = await page.request.get(`${server.url}/jupyter-guard/kernels`);
   assert.equal(resp.status(), 200, await resp.text());
   return resp.json();
-}
-
-/** The panel's figures of one kernel: "570 MiB / 600 MiB (95%)" as { used, budget, state }. */
-async function readRow(row) {
-  const [mem, state] = await Promise.all([row.locator('.jp-GuardPanel-memory').innerText(), row.locator('.jp-GuardPanel-state').innerText()]);
-  return parseItem(`Guard: ${mem} · ${state}`);
 }
 
 for (const ui of ['lab', 'notebook']) {
@@ -109,23 +88,41 @@ for (const ui of ['lab', 'notebook']) {
       return r?.state === 'idle' ? r : null;
     });
     assert.equal(idle.budget, 600 * MiB);
+    assert.equal(idle.from, 'JUPYTER_GUARD_LIMIT');
     assert.ok(idle.used > 10 * MiB && idle.used < 300 * MiB, `an idle kernel uses ${idle.used / MiB} MiB`);
-    if (lab) assert.match(await item(page).getAttribute('title'), /budget from /);
+    if (lab) {
+      assert.match(await item(page).getAttribute('title'), /budget from JUPYTER_GUARD_LIMIT/);
+      // The item opens the panel; wider, its picture is easier to read.
+      await item(page).click();
+      await row.waitFor();
+      await widenRightSidebar(page);
+    }
+    // The panel names the kernel by its notebook.
+    assert.equal(await row.locator('.jp-GuardPanel-notebook').innerText(), 'grow.ipynb');
 
     await runCell(page, 0);
     await waitOutput(page, 0, 'defined before the big cell');
 
-    // While the cell grows, the figure rises, and the state is busy.
+    // While the cell grows, the figure rises, and the state is busy; and
+    // so does the panel's picture.
     await runCell(page, 1);
     const readings = [];
+    const drawn = [];
     await until('PAUSED', async () => {
       const r = await read();
       if (r && r.state === 'busy' && readings.at(-1)?.used !== r.used) readings.push(r);
+      if (r?.state === 'busy') {
+        const c = await readChart(panel);
+        if (c && drawn.at(-1)?.last !== c.last) drawn.push(c);
+      }
       return r?.state === 'PAUSED';
     });
     const rising = readings.filter((r) => r.used > idle.used + 20 * MiB);
     assert.ok(rising.length >= 2, `the memory was seen rising while busy: ${JSON.stringify(readings)}`);
     assert.ok(rising.every((r, i) => i === 0 || r.used >= rising[i - 1].used), JSON.stringify(rising));
+    const climbing = drawn.filter((c) => c.last > idle.used + 20 * MiB).map((c) => c.last);
+    assert.ok(climbing.length >= 2 && climbing.every((v, i) => i === 0 || v >= climbing[i - 1]),
+      `the picture's last point rose while the cell grew: ${JSON.stringify(drawn.map((c) => c.last / MiB))}`);
 
     // Paused: it says so plainly, near the budget, while the notebook's own
     // kernel status still says busy; the cell shows the pause notice.
@@ -138,10 +135,31 @@ for (const ui of ['lab', 'notebook']) {
       assert.match(await item(page).innerText(), /^Guard: .* · PAUSED$/);
       assert.equal(await item(page).getAttribute('data-state'), 'paused');
       await page.locator('.jp-StatusBar-Widget').screenshot({ path: join(SCREENSHOTS, 'extension-statusbar.png') });
-      // The item opens the panel.
-      await item(page).click();
     }
     await row.locator('.jp-GuardPanel-state', { hasText: 'PAUSED' }).waitFor();
+
+    // Paused, the picture stays flat at the pause, marks the cells with
+    // their numbers (and what the finished one added), draws the lines, and
+    // its last point is what guardctl status says.
+    const atPause = await until('the picture at the pause', async () => {
+      const c = await readChart(panel);
+      return c && c.last >= 0.9 * 600 * MiB ? c : null;
+    });
+    await sleep(4000);
+    const later = await until('the picture to be drawn again', async () => {
+      const c = await readChart(panel);
+      return c && c.at > atPause.at ? c : null;
+    });
+    assert.ok(Math.abs(later.last - atPause.last) <= 0.02 * atPause.last,
+      `paused, the picture moved: ${atPause.last / MiB} then ${later.last / MiB} MiB`);
+    const marked = later.cells.map((c) => c.label);
+    assert.ok(later.cells.some((c) => c.n === 1) && later.cells.some((c) => c.n === 2), `cells marked: ${JSON.stringify(later.cells)}`);
+    assert.ok(marked.includes('[2]'), `the growing cell is labelled: ${JSON.stringify(marked)}`);
+    assert.deepEqual(later.lines, [600 * MiB, 570 * MiB, 480 * MiB], 'the budget, pause and warning lines');
+    const [listed] = guardctlStatus(server).filter((k) => k.kernel_id === kernel.kernel_id);
+    const chartNow = (await readChart(panel)).last;
+    assert.ok(Math.abs(chartNow - listed.memory.kernel_bytes) <= 0.1 * listed.memory.kernel_bytes,
+      `the picture ends at ${chartNow / MiB} MiB, guardctl status says ${listed.memory.kernel_bytes / MiB} MiB`);
     const resume = row.getByRole('button', { name: 'Resume', exact: true });
     assert.ok(await resume.isEnabled(), 'Resume is enabled for the paused kernel');
     // The ledger of the selected kernel shows the running cell.
@@ -159,6 +177,15 @@ for (const ui of ['lab', 'notebook']) {
     assert.ok(again.memory.used_bytes > before.memory.used_bytes,
       `the resumed cell grew: ${before.memory.used_bytes} then ${again.memory.used_bytes}`);
     if (lab) await item(page).filter({ hasText: /· PAUSED$/ }).waitFor();
+    if (lab) {
+      // The picture after a pause, a resume and the second pause (README).
+      await row.locator('.jp-GuardPanel-state', { hasText: 'PAUSED' }).waitFor();
+      await until('the second pause drawn', async () => {
+        const c = await readChart(panel);
+        return c && c.last >= again.memory.kernel_bytes * 0.95 ? c : null;
+      });
+      await panel.screenshot({ path: join(SCREENSHOTS, 'extension-memory-chart.png') });
+    }
 
     // Interrupt from the panel ends the cell; the kernel keeps its variables.
     await row.locator('.jp-GuardPanel-state', { hasText: 'PAUSED' }).waitFor();
@@ -179,7 +206,9 @@ for (const ui of ['lab', 'notebook']) {
       return Number(line.split(' ').at(-1));
     };
     assert.equal(sample('jupyter_guard_memory_budget_bytes'), 600 * MiB);
-    assert.ok(sample('jupyter_guard_memory_used_bytes') > 500 * MiB, 'the kernel holds what the cell grew');
+    assert.ok(sample('jupyter_guard_memory_used_bytes', 'source="tree_rss"') > 500 * MiB, 'the kernel holds what the cell grew');
+    assert.equal(sample('jupyter_guard_memory_budget_used_bytes', 'scope="kernel"'),
+      sample('jupyter_guard_memory_used_bytes'), 'JUPYTER_GUARD_LIMIT counts the kernel\'s own memory');
     assert.ok(sample('jupyter_guard_pauses_total') >= 2);
     assert.equal(sample('jupyter_guard_state', 'state="idle"'), 1);
     assert.equal(sample('jupyter_guard_deaths_total', 'cause="segfault"'), 0);

@@ -14,8 +14,9 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { GUARDED, REPO, notebook } from './lib/jupyter.mjs';
 import { exeOf, parentOf, treeRss } from './lib/proc.mjs';
-import { openNotebook, runCell, screenshot, until, waitOutput } from './lib/browser.mjs';
+import { openNotebook, runCell, screenshot, until, waitOutput, widenRightSidebar } from './lib/browser.mjs';
 import { SCREENSHOTS, story } from './lib/story.mjs';
+import { openUsagePanel as openPanel, parseUsageMemory as parseMemory, usagePanel as panel, usagePanelLines as panelLines } from './lib/usage.mjs';
 
 const MiB = 2 ** 20;
 
@@ -53,49 +54,12 @@ const CASES = [
 ];
 const CONTROL = { file: 'plain-xpython.ipynb', kernel: XPYTHON, source: 'print("hello from xeus-python")', prints: 'hello from xeus-python' };
 
-const panel = (page) => page.locator('#kernelusage-panel-id');
-
 /** The kernel of the notebook file, as the server's sessions name it. */
 async function kernelOf(page, server, file) {
   const sessions = await (await page.request.get(`${server.url}/api/sessions`)).json();
   const session = sessions.find((s) => s.path === file);
   assert.ok(session, `no session for ${file}: ${JSON.stringify(sessions)}`);
   return session.kernel.id;
-}
-
-/** Opens the Kernel Usage panel as a user does: its tab (a gauge) in the right side bar. */
-async function openPanel(page) {
-  if (!await panel(page).isVisible()) {
-    await page.locator('.jp-SideBar.jp-mod-right .lm-TabBar-tab[data-id="kernelusage-panel-id"]').click();
-  }
-  await panel(page).waitFor();
-}
-
-/** Drags the right side bar's edge 150 px left, so the panel's lines do not wrap. */
-async function widenRightSidebar(page) {
-  const edge = await page.locator('#jp-main-split-panel > .lm-SplitPanel-handle:visible').last().boundingBox();
-  const x = edge.x + edge.width / 2;
-  const y = edge.y + edge.height / 2;
-  await page.mouse.move(x, y);
-  await page.mouse.down();
-  await page.mouse.move(x - 150, y, { steps: 5 });
-  await page.mouse.up();
-}
-
-/** The panel's "Label: value" lines, as { label: value }. */
-async function panelLines(page) {
-  const lines = await panel(page).locator('.jp-KernelUsage-separator').allInnerTexts();
-  return Object.fromEntries(lines.filter((l) => l.includes(':')).map((l) => {
-    const i = l.indexOf(':');
-    return [l.slice(0, i), l.slice(i + 1).trim()];
-  }));
-}
-
-/** "270.12 MB" as the panel's formatter writes it (binary units, two decimals), in bytes. */
-function parseMemory(text) {
-  const m = text?.match(/^([\d.]+) (B|KB|MB|GB)$/);
-  assert.ok(m, `the panel's memory reads ${JSON.stringify(text)}`);
-  return Number(m[1]) * { B: 1, KB: 2 ** 10, MB: MiB, GB: 2 ** 30 }[m[2]];
 }
 
 story('kernel usage panel: figures for guarded ipykernel, xeus-python and bash_kernel, the memory their tree\'s RSS', {

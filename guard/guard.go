@@ -113,9 +113,7 @@ func New(cfg config.Config, n Notifier, logger *log.Logger) (*Guard, error) {
 	}
 	g.gpu = gpu.Open(cfg.HostProc)
 	opts := sampler.Options{Log: logger}
-	if none, ok := g.gpu.(gpu.NoGPU); ok {
-		logger.Printf("memory guard: no GPU memory is measured: %s", none.Reason)
-	} else {
+	if _, ok := g.gpu.(gpu.NoGPU); !ok {
 		opts.GPU = func(pids []int) (uint64, error) {
 			u, err := g.gpu.Usage(pids)
 			g.mu.Lock()
@@ -126,7 +124,6 @@ func New(cfg config.Config, n Notifier, logger *log.Logger) (*Guard, error) {
 		}
 	}
 	g.smp = sampler.New(opts, g.sampled)
-	logger.Printf("memory guard: %v (%s), measured on %s; action %s", b.Budget, b.Source, b.Figure, b.Action)
 	if grp != nil {
 		if at, err := grp.OOMGroup(); err != nil {
 			logger.Printf("memory guard: %v", err)
@@ -241,6 +238,14 @@ func (g *Guard) Fresh(maxAge, wait time.Duration) (m ledger.Memory, pids []int, 
 	return m, g.pids, ok
 }
 
+// History is the kernel's measurements of the last minutes, oldest first
+// (ledger.History), for the picture of its memory.
+func (g *Guard) History() []ledger.Point {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.ledger.History()
+}
+
 // Actions counts the guard's actions on the kernel's cells since the proxy
 // started, by kind (decide.Act's names, decide.Thawed and decide.Resumed).
 func (g *Guard) Actions() map[string]int {
@@ -285,18 +290,25 @@ func (g *Guard) warnGPU(u gpu.Usage, pids []int) {
 	g.mu.Unlock()
 	for _, pid := range pids {
 		if fw, err := gpu.Preallocator("/proc", pid); fw != "" {
-			g.log.Printf("memory guard: no GPU warning in cell %s: pid %d runs %s, which reserves the GPU", c.MsgID, pid, fw)
+			g.log.Printf("memory guard: no GPU warning in cell %s: pid %d runs %s, which reserves the GPU", c.Name(), pid, fw)
 			return
 		} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			g.log.Printf("memory guard: GPU warning: %v", err)
 		}
 	}
-	g.log.Printf("memory guard: GPU warning in cell %s: %s of GPU %d", c.MsgID, units.FormatBytes(dev.Used), dev.Index)
+	g.log.Printf("memory guard: GPU warning in cell %s: %s of GPU %d", c.Name(), units.FormatBytes(dev.Used), dev.Index)
 	// As the memory notices: what is posted reaches the cell before its idle.
 	g.speaking.Lock()
 	defer g.speaking.Unlock()
 	g.notify.Stream(header, "stderr", notice.GPUWarning(notice.GPUHeld{Index: dev.Index, Name: dev.Name,
 		InUse: dev.MemUsed, Total: dev.MemTotal, Kernel: dev.Used}, spec.String()))
+}
+
+// NoGPU says why no GPU memory is measured ("" where it is), and whether
+// a GPU could be expected here all the same (gpu.NoGPU).
+func (g *Guard) NoGPU() (reason string, expected bool) {
+	none, ok := g.gpu.(gpu.NoGPU)
+	return none.Reason, ok && none.Expected
 }
 
 // GPUDriver is the NVIDIA driver's versions, for a death diagnosis.
@@ -664,7 +676,7 @@ func (g *Guard) plan(s sampler.Sample) (plan, bool) {
 		g.ledger.Act(cell.MsgID, ledger.Action{Time: s.Time, Kind: d.Act.String(), Used: used})
 		p.texts = append(p.texts, text(d.Act, g.facts(cell, used, cell.InFlight(), d)))
 		g.log.Printf("memory guard: %s in cell %s at %s (line %s, %s, growing at %s/s, filling %s of up to %s at a time)",
-			d.Act, cell.MsgID, units.FormatBytes(used), units.FormatBytes(d.Line), b.Figure,
+			d.Act, cell.Name(), units.FormatBytes(used), units.FormatBytes(d.Line), b.Figure,
 			units.FormatBytes(uint64(max(0, cell.Rate))), units.FormatBytes(cell.InFlight()), units.FormatBytes(cell.Fill))
 	}
 	return p, true
@@ -683,7 +695,7 @@ func (g *Guard) lateWarning(c *ledger.Cell) (string, bool) {
 		return "", false
 	}
 	g.ledger.Act(c.MsgID, ledger.Action{Time: time.Now(), Kind: decide.Warn.String(), Used: used})
-	g.log.Printf("memory guard: warn in cell %s at its end, at %s (%s)", c.MsgID, units.FormatBytes(used), b.Figure)
+	g.log.Printf("memory guard: warn in cell %s at its end, at %s (%s)", c.Name(), units.FormatBytes(used), b.Figure)
 	return notice.Warning(g.facts(c, used, c.InFlight(), decide.Decision{Act: decide.Warn, Line: b.Warn})), true
 }
 

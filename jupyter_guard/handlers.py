@@ -2,6 +2,7 @@
 
   GET  /jupyter-guard/kernels                   guardctl status --json
   GET  /jupyter-guard/kernels/ID/cells          guardctl cells --json ID
+  GET  /jupyter-guard/kernels/ID/history        guardctl history --json ID
   POST /jupyter-guard/kernels/ID/resume         guardctl resume --json ID
   POST /jupyter-guard/kernels/ID/interrupt      ... interrupt
   POST /jupyter-guard/kernels/ID/restart        ... restart
@@ -79,14 +80,17 @@ class KernelsHandler(_Base):
         self.finish(json.dumps(states))
 
 
-class CellsHandler(_Base):
+class KernelReadHandler(_Base):
+    """A kernel's ledger (cells) or its memory over the last minutes
+    (history)."""
+
     @web.authenticated
-    async def get(self, kernel_id: str):
+    async def get(self, kernel_id: str, what: str):
         try:
-            cells = await guardctl.run_json("cells", "--json", kernel_id)
+            answer = await guardctl.run_json(what, "--json", kernel_id)
         except guardctl.GuardctlError as err:
             return self.fail(err)
-        self.finish(json.dumps(cells))
+        self.finish(json.dumps(answer))
 
 
 class ActionHandler(_Base):
@@ -106,6 +110,6 @@ def setup_handlers(web_app, log=None) -> None:
     base = url_path_join(web_app.settings["base_url"], "jupyter-guard")
     web_app.add_handlers(".*$", [
         (url_path_join(base, "kernels"), KernelsHandler),
-        (url_path_join(base, "kernels", KERNEL_ID, "cells"), CellsHandler),
+        (url_path_join(base, "kernels", KERNEL_ID, r"(?P<what>cells|history)"), KernelReadHandler),
         (url_path_join(base, "kernels", KERNEL_ID, r"(?P<action>resume|interrupt|restart)"), ActionHandler),
     ])

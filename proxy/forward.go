@@ -8,31 +8,32 @@ import (
 )
 
 // fromFrontend forwards a request on ch from a frontend to the kernel, on
-// the goroutine that read it. A message that is not a well-formed,
-// correctly signed request for this channel is dropped with one log line:
-// it must never reach the kernel or stop the proxy.
-func (p *Proxy) fromFrontend(ch Channel, frames [][]byte) {
+// the goroutine that read it, and reports whether it was signed with the
+// key (its connection is then trusted: see zmtp.Limits). A message that is
+// not a well-formed, correctly signed request for this channel is dropped
+// with one log line: it must never reach the kernel or stop the proxy.
+func (p *Proxy) fromFrontend(ch Channel, frames [][]byte) (verified bool) {
 	<-p.ready
 	m, err := wire.Parse(frames)
 	if err != nil {
 		p.drops.Printf(ch.String()+" "+kind(err), "dropped a message on %s from the frontend: %v", ch, err)
-		return
+		return false
 	}
 	if err := p.signer.Verify(m); err != nil {
 		p.drops.Printf(ch.String()+" signature", "dropped a message on %s from the frontend: %v", ch, err)
-		return
+		return false
 	}
 	h, err := wire.DecodeHeader(m.Header)
 	if err != nil || !json.Valid(m.Parent) || !json.Valid(m.Metadata) || !json.Valid(m.Content) {
 		p.drops.Printf(ch.String()+" json", "dropped a message on %s from the frontend: a JSON frame does not parse", ch)
-		return
+		return true
 	}
 	if !ch.accepts(h.MsgType) {
 		p.drops.Printf(ch.String()+" type", "dropped a message on %s from the frontend: %q does not belong on %s", ch, h.MsgType, ch)
-		return
+		return true
 	}
 	if !p.hooks.FromFrontend(ch, m, h) {
-		return
+		return true
 	}
 	p.inflight.add(ch, m, h)
 	k, err := p.current()
@@ -40,17 +41,18 @@ func (p *Proxy) fromFrontend(ch Channel, frames [][]byte) {
 		if r, ok := p.inflight.answered(h.MsgID); ok {
 			p.hooks.Unserved(r)
 		}
-		return
+		return true
 	}
 	if err != nil {
-		return
+		return true
 	}
 	// The DEALER sends the frontend's identity frames along; the kernel's
 	// ROUTER adds ours in front and strips it on the way back.
 	if err := k.Send(toKernel[ch], frames); err != nil {
-		p.log.Printf("%s: forward %s to the kernel: %v", ch, h.MsgType, err)
+		p.drops.Printf(ch.String()+" forward", "%s: forward %s to the kernel: %v", ch, h.MsgType, err)
 	}
 	p.release.forwarded(frameBytes(frames))
+	return true
 }
 
 // fromKernel forwards a message on ch from the kernel to the frontends, on

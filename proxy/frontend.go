@@ -25,27 +25,30 @@ type frontSockets struct {
 // a PUB for iopub, greeting subscriptions with welcome, and for hb an echo (the proxy answers heartbeats
 // itself, so a healthy proxy always looks alive, even while the kernel is
 // paused or restarting). When the connection file has Curve keys, every
-// one of them is the CURVE server Jupyter expects the kernel to be.
-func listenFrontend(ci kernelspec.ConnectionInfo, handle func(Channel, [][]byte), welcome zmtp.Welcome, log zmtp.Logger) (*frontSockets, error) {
+// one of them is the CURVE server Jupyter expects the kernel to be. handle
+// says whether a request was verified: the five sockets share the bounds
+// on what a peer may hold until it has sent one (zmtp.Limits).
+func listenFrontend(ci kernelspec.ConnectionInfo, handle func(Channel, [][]byte) bool, welcome zmtp.Welcome, log zmtp.Logger) (*frontSockets, error) {
 	keys, err := ci.Curve()
 	if err != nil {
 		return nil, err
 	}
 	curve := zmtp.WithCurve(keys)
+	limits := zmtp.WithLimits(zmtp.NewLimits(int(numChannels)))
 	f := &frontSockets{}
 	ports := channelPorts(ci)
 	for ch := range numChannels {
 		ep := ci.Endpoint(ports[ch])
 		switch ch {
 		case IOPub:
-			if f.iopub, err = zmtp.ListenPub(ep, welcome, log, curve); err == nil {
+			if f.iopub, err = zmtp.ListenPub(ep, welcome, log, curve, limits); err == nil {
 				f.socks[ch] = f.iopub
 			}
 		case HB:
-			f.hb, err = zmtp.ListenEcho(ep, log, curve)
+			f.hb, err = zmtp.ListenEcho(ep, log, curve, limits)
 		default:
 			var router *zmtp.Router
-			if router, err = zmtp.ListenRouter(ep, func(frames [][]byte) { handle(ch, frames) }, log, curve); err == nil {
+			if router, err = zmtp.ListenRouter(ep, func(frames [][]byte) bool { return handle(ch, frames) }, log, curve, limits); err == nil {
 				f.socks[ch] = router
 			}
 		}

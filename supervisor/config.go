@@ -28,5 +28,8 @@ type Config struct {
 	// MaxRestarts deaths within RestartWindow stop the restarts.
 	Guard config.Config
 
-	Log *log.Logger
+	// Log is what matters to whoever reads Jupyter's log; Debug (nil:
+	// nothing) is the rest, such as the start-up lines, which guardctl
+	// status also shows. A normal start and shutdown write nothing to Log.
+	Log, Debug *log.Logger
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jupyter-guard/jupyter-guard/control"
+	"github.com/jupyter-guard/jupyter-guard/guard/ledger"
 )
 
 // errNoKernel answers actions that need a running kernel.
@@ -78,6 +79,26 @@ func (s *Supervisor) state() string {
 
 // Cells is the per-cell ledger.
 func (s *Supervisor) Cells() []control.Cell { return s.ledgerCells() }
+
+// History is the kernel's memory over the last minutes: each point's own
+// figure is the one State shows first (the tree's RSS, or its cgroup's
+// working set where that holds only the kernel).
+func (s *Supervisor) History() control.History {
+	mem, _ := s.memoryState()
+	h := control.History{Budget: mem.Budget, Warn: mem.Warn, Pause: mem.Pause, KernelSource: mem.KernelSource, Scope: mem.Scope}
+	figure := s.guard.Budget().Figure
+	for _, p := range s.guard.History() {
+		own := p.Memory.Tree
+		if mem.KernelSource == string(ledger.Cgroup) {
+			own = p.Memory.Cgroup
+		}
+		h.Points = append(h.Points, control.Point{At: p.At.UnixMilli(), Kernel: own, Used: p.Memory.Of(figure)})
+	}
+	if h.Points == nil {
+		h.Points = []control.Point{} // [], not null: the panel reads it
+	}
+	return h
+}
 
 // Resume lets a paused kernel continue.
 func (s *Supervisor) Resume() error { return s.guard.Resume() }

@@ -34,7 +34,8 @@ func (r *report) errorContent(execCount int) map[string]any {
 
 // died handles a child that exited without being asked to: it closes what
 // the child left open, tells the notebook why it died, and decides whether
-// to restart.
+// to restart. Where restarts are the client's (byClient), the proxy ends
+// with a kernel that had answered, as a plain kernel's process would.
 func (s *Supervisor) died(proc *child.Process, w *witness) (stop bool) {
 	pending, busy := s.proxy.Detach(time.Second)
 	proc.DrainOutput(500 * time.Millisecond) // the last words of the crash
@@ -47,6 +48,9 @@ func (s *Supervisor) died(proc *child.Process, w *witness) (stop bool) {
 	info := s.kernelInfo()
 	ev.Kernel, ev.Language = info.name(), info.LanguageInfo.Name
 	ev.Interrupt = s.interruptBefore(proc.Pid)
+	s.mu.Lock()
+	ev.Unanswered, ev.Argv = !s.ready, s.cfg.Argv
+	s.mu.Unlock()
 	d := s.diagnose(ev)
 	s.cfg.Log.Printf("kernel pid %d died: %s", proc.Pid, d.Evalue)
 	s.recordDeath(d)
@@ -55,29 +59,83 @@ func (s *Supervisor) died(proc *child.Process, w *witness) (stop bool) {
 	if ev.Cell != nil {
 		count = ev.Cell.ExecutionCount
 	}
-	return s.afterDeath(pending, busy, run, count, rep)
+	switch {
+	case s.byClient && ev.Unanswered:
+		return s.cannotStart(pending, busy, run, rep)
+	case s.byClient:
+		return s.endWithKernel(run, rep, ev.Exit)
+	}
+	return s.afterDeath(pending, busy, run, count, rep, ev.Unanswered)
 }
+
+// endWithKernel ends the proxy after the death of a kernel whose restarts
+// are the client's: the running cell gets the diagnosis as an error
+// output, and nothing else is answered, as when a plain kernel dies. The
+// client then finds the kernel's process gone (nbclient raises
+// DeadKernelError) with the diagnosis already in the cell.
+func (s *Supervisor) endWithKernel(run *proxy.Request, rep *report, exit diagnosis.ExitStatus) (stop bool) {
+	if run != nil {
+		s.publish(run.Header, "error", map[string]any{"ename": rep.Ename, "evalue": rep.Evalue, "traceback": rep.Traceback})
+		letRepliesLeave()
+	}
+	status := exit.Code
+	if exit.Signal != 0 {
+		status = 128 + int(exit.Signal) // as a shell reports it
+	}
+	s.ended = KernelEnded{Status: status}
+	return true
+}
+
+// cannotStart answers every request, now and until the client shuts the
+// proxy down, with why the kernel could not start: a kernel_info_reply
+// (wait_for_ready returns), and each cell the reason (nbclient fails with
+// it), where a plain kernel's client would only learn that it "died before
+// replying to kernel_info".
+func (s *Supervisor) cannotStart(pending []proxy.Request, busy [][]byte, run *proxy.Request, rep *report) (stop bool) {
+	s.mu.Lock()
+	s.gaveUp = rep
+	s.mu.Unlock()
+	s.closeRequests(pending, busy, run, 0, rep, true)
+	s.proxy.GiveUp()
+	s.answerInfoWaiters(rep)
+	s.publish(nil, "status", map[string]string{"execution_state": "dead"})
+	return false
+}
+
+// KernelEnded is what Run returns when the proxy ended with its kernel
+// (config.RestartClient): Status is the exit status to end with, the
+// kernel's own (128+n for signal n).
+type KernelEnded struct{ Status int }
+
+func (e KernelEnded) Error() string { return fmt.Sprintf("the kernel ended (status %d)", e.Status) }
 
 // failedStart handles a kernel that could not even be started.
 func (s *Supervisor) failedStart(err error) (stop bool) {
 	pending, busy := s.proxy.Detach(0)
 	s.cfg.Log.Print(err)
 	next := "jupyter-guard will try again."
-	if !s.countDeath() {
+	switch {
+	case s.byClient:
+		next = "jupyter-guard does not try again: fix the kernelspec, then start the kernel again."
+		s.countDeath()
+	case !s.countDeath():
 		next = fmt.Sprintf("jupyter-guard stopped trying after %d attempts: fix the kernelspec, then restart the kernel.", len(s.deaths))
 	}
 	s.recordDeath(diagnosis.Diagnosis{Cause: diagnosis.CauseStart, Evalue: err.Error(),
 		Evidence: diagnosis.Evidence{KernelID: control.KernelID(s.cfg.ConnFile)}})
 	rep := &report{Ename: diagnosis.Ename, Evalue: err.Error(),
 		Traceback: []string{"jupyter-guard: the kernel could not be started", err.Error(), "", next}}
-	return s.afterDeath(pending, busy, running(pending, busy), 0, rep)
+	if s.byClient {
+		return s.cannotStart(pending, busy, running(pending, busy), rep)
+	}
+	return s.afterDeath(pending, busy, running(pending, busy), 0, rep, true)
 }
 
 // diagnose counts the death first, so the message can say whether the
 // kernel is restarted or the restarts stopped.
 func (s *Supervisor) diagnose(ev diagnosis.Evidence) diagnosis.Diagnosis {
 	restart := s.countDeath()
-	ev.Restart = diagnosis.Restart{GaveUp: !restart, Deaths: len(s.deaths), Window: s.cfg.Guard.RestartWindow}
+	ev.Restart = diagnosis.Restart{GaveUp: !restart, Deaths: len(s.deaths), Window: s.cfg.Guard.RestartWindow, ByClient: s.byClient}
 	return diagnosis.Diagnose(ev)
 }
 
@@ -105,8 +163,10 @@ func (s *Supervisor) countDeath() (restart bool) {
 
 // afterDeath closes the dead kernel's requests, telling run (the cell that
 // was running, if any) the whole story, and unless the restarts stopped,
-// announces the next kernel.
-func (s *Supervisor) afterDeath(pending []proxy.Request, busy [][]byte, run *proxy.Request, count int, rep *report) (stop bool) {
+// announces the next kernel. unanswered says the kernel never answered.
+// The notice that the restarts stopped repeats the last death when no
+// cell was told of it.
+func (s *Supervisor) afterDeath(pending []proxy.Request, busy [][]byte, run *proxy.Request, count int, rep *report, unanswered bool) (stop bool) {
 	gaveUp := len(s.deaths) > s.cfg.Guard.MaxRestarts
 	s.mu.Lock()
 	if gaveUp {
@@ -115,22 +175,24 @@ func (s *Supervisor) afterDeath(pending []proxy.Request, busy [][]byte, run *pro
 			len(s.deaths), units.FormatDuration(s.cfg.Guard.RestartWindow))}
 		s.gaveUp.Traceback = []string{"jupyter-guard: " + s.gaveUp.Evalue,
 			"The last death is explained in the cell it happened in, and in the log. Fix the cause, then restart the kernel from the Kernel menu."}
+		if run == nil {
+			s.gaveUp.Traceback = append([]string{"jupyter-guard: " + s.gaveUp.Evalue, "The last death:", ""}, rep.Traceback...)
+		}
 	}
-	if run == nil {
+	if run == nil && !unanswered {
 		s.nextCell = rep // told in the next cell the user runs
 	}
 	last := s.gaveUp
+	if unanswered && !gaveUp {
+		// Until a kernel answers, every request is told why none does,
+		// rather than wait for a start that may fail again.
+		s.startFailure, last = rep, rep
+	}
 	s.mu.Unlock()
-	s.closeRequests(pending, busy, run, count, rep)
-	if gaveUp { // no next kernel will answer those waiting for one
+	s.closeRequests(pending, busy, run, count, rep, unanswered)
+	if last != nil { // no kernel answers those waiting for one
 		s.proxy.GiveUp()
-		s.mu.Lock()
-		waiters := s.infoWaiters
-		s.infoWaiters = nil
-		s.mu.Unlock()
-		for _, r := range waiters {
-			s.fail(r, last, 0, false)
-		}
+		s.answerInfoWaiters(last)
 	}
 	// As jupyter_server says when its restarter gives up: no kernel comes.
 	state := "starting"
@@ -139,6 +201,18 @@ func (s *Supervisor) afterDeath(pending []proxy.Request, busy [][]byte, run *pro
 	}
 	s.publish(nil, "status", map[string]string{"execution_state": state})
 	return false
+}
+
+// answerInfoWaiters answers the kernel_info requests that wait for a kernel
+// with rep.
+func (s *Supervisor) answerInfoWaiters(rep *report) {
+	s.mu.Lock()
+	waiters := s.infoWaiters
+	s.infoWaiters = nil
+	s.mu.Unlock()
+	for _, r := range waiters {
+		s.fail(r, rep, 0, false)
+	}
 }
 
 // running is the execute request the kernel was running when it died: the
@@ -184,7 +258,10 @@ func (s *Supervisor) cellOf(r *proxy.Request) *diagnosis.Cell {
 
 // closeRequests answers every request the dead kernel left open, so no cell
 // keeps spinning: run gets rep, the cells queued behind it a short note.
-func (s *Supervisor) closeRequests(pending []proxy.Request, busy [][]byte, run *proxy.Request, count int, rep *report) {
+// A kernel_info request waits for the next kernel, unless the kernel died
+// before it answered (unanswered): then it gets rep at once, so a
+// frontend sends its cell, which is told why.
+func (s *Supervisor) closeRequests(pending []proxy.Request, busy [][]byte, run *proxy.Request, count int, rep *report, unanswered bool) {
 	idle := map[string][]byte{}
 	for _, raw := range busy {
 		if h, err := wire.DecodeHeader(raw); err == nil {
@@ -197,6 +274,8 @@ func (s *Supervisor) closeRequests(pending []proxy.Request, busy [][]byte, run *
 		_, announced := idle[r.MsgID]
 		delete(idle, r.MsgID)
 		switch {
+		case r.MsgType == "kernel_info_request" && unanswered:
+			s.fail(r, rep, 0, !announced)
 		case r.MsgType == "kernel_info_request":
 			// Frontends wait for kernel_info to know a kernel is ready: the
 			// next kernel answers it.

@@ -15,9 +15,12 @@ import (
 type witness struct {
 	kmsg           *diagnosis.KmsgWatcher
 	stdout, stderr *diagnosis.Tail
-	group          *cgroup.Group
+	group          *cgroup.Group // the kernel's memory cgroup, if its OOM counter can be read
 	oomBefore      diagnosis.OOMCounter
-	captured       []*capturedOutput // the kernel's own stdout/stderr pipes
+	// cgroup is the kernel's memory cgroup (nil: none), for whether the
+	// cgroup is the kernel's own (Supervisor.memoryState).
+	cgroup   *cgroup.Group
+	captured []*capturedOutput // the kernel's own stdout/stderr pipes
 	// heardOut and heardErr take the stream messages' text (heard).
 	heardOut, heardErr io.Writer
 }
@@ -89,6 +92,7 @@ func (w *witness) started(pid int) {
 	if err != nil {
 		return
 	}
+	w.cgroup = g
 	if st, err := g.OOM(); err == nil {
 		w.group = g
 		w.oomBefore = diagnosis.OOMCounter{Known: true, Before: st.Kills}

@@ -2,6 +2,8 @@ package supervisor
 
 import (
 	"errors"
+	"os"
+	"slices"
 	"syscall"
 	"time"
 
@@ -44,7 +46,7 @@ func (s *Supervisor) interrupt(proc *child.Process, byGuard bool) {
 		// down. A kernel with nothing running has nothing to lose from
 		// that, but one that has not set up its handler yet, or xeus-python
 		// at any time, dies of SIGINT: and then the shutdown is a death.
-		s.cfg.Log.Printf("interrupt: no cell is running in kernel pid %d; it is not signalled", proc.Pid)
+		s.cfg.Debug.Printf("interrupt: no cell is running in kernel pid %d; it is not signalled", proc.Pid)
 		s.guard.Thaw()
 		return
 	}
@@ -140,16 +142,16 @@ func (s *Supervisor) memoryStory(running *diagnosis.Cell) diagnosis.Memory {
 }
 
 // limitSource says where the budget comes from, for the death notice:
-// where the cgroup's limit is set ("cgroup v2 memory.max at /job"), or
-// what the advice depends on.
+// where the cgroup's limit is set ("cgroup v2 memory.max at /job",
+// "MEM_LIMIT"), or what the advice depends on.
 func limitSource(b decide.Budget) string {
-	switch b.Figure {
-	case ledger.Cgroup:
-		return b.Source
-	case ledger.Host:
+	switch {
+	case b.Figure == ledger.Host:
 		return diagnosis.LimitHost
+	case b.From == decide.FromSetting:
+		return diagnosis.LimitEnv
 	}
-	return diagnosis.LimitEnv
+	return b.Source
 }
 
 // ledgerCells is the ledger as guardctl shows it.
@@ -178,17 +180,38 @@ func toControlCell(c ledger.Cell, f ledger.Figure) control.Cell {
 	}
 }
 
+// A status answers with a measurement at most statusMaxAge old: between
+// cells the sampler sleeps, and the last one could be minutes old. A new
+// one is waited for at most statusWait, then the last one answers (dated).
+const (
+	statusMaxAge = time.Second
+	statusWait   = 250 * time.Millisecond
+)
+
 // memoryState is the kernel's memory against its budget, for guardctl.
 func (s *Supervisor) memoryState() (control.Memory, *control.Cell) {
 	b := s.guard.Budget()
-	st := control.Memory{Budget: b.Limit, LimitSource: b.Source}
+	st := control.Memory{Budget: b.Limit, Warn: b.Warn, Pause: b.Pause, Action: string(b.Action),
+		LimitSource: b.Source, BudgetFrom: b.From}
 	if b.Figure == ledger.Host {
 		st.LimitUnseen = b.Detected.Unseen
 	}
-	if now, _, ok := s.guard.Memory(); ok {
-		st.TreeRSS, st.Cgroup, st.Used = now.Tree, now.Cgroup, now.Of(b.Figure)
+	var pids []int
+	if s.answering() {
+		_, pids, _ = s.guard.Fresh(statusMaxAge, statusWait)
+	}
+	if now, at, ok := s.guard.Memory(); ok {
+		st.TreeRSS, st.Cgroup, st.Used, st.MeasuredAt = now.Tree, now.Cgroup, now.Of(b.Figure), at
+		st.Kernel, st.KernelSource, st.Scope = now.Tree, string(ledger.Tree), scopeOf(b.Figure)
+		if now.Cgroup > 0 && s.ownCgroup(pids) {
+			st.Kernel, st.KernelSource = now.Cgroup, string(ledger.Cgroup)
+			if b.Figure == ledger.Cgroup {
+				st.Scope = control.ScopeKernel
+			}
+		}
 		if b.Limit > 0 {
 			st.Share = float64(st.Used) / float64(b.Limit)
+			st.KernelShare = float64(st.Kernel) / float64(b.Limit)
 		}
 	}
 	cells := s.guard.Cells()
@@ -197,6 +220,40 @@ func (s *Supervisor) memoryState() (control.Memory, *control.Cell) {
 	}
 	c := toControlCell(cells[len(cells)-1], s.guard.Counted())
 	return st, &c
+}
+
+// scopeOf is what a budget's figure measures, as control.Memory.Scope
+// names it.
+func scopeOf(f ledger.Figure) string {
+	switch f {
+	case ledger.Host:
+		return control.ScopeHost
+	case ledger.Cgroup:
+		return control.ScopeCgroup
+	}
+	return control.ScopeKernel
+}
+
+// answering tells whether a kernel runs and has answered: one the sampler
+// can measure.
+func (s *Supervisor) answering() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.proc != nil && s.ready
+}
+
+// ownCgroup tells whether the kernel's cgroup holds the kernel's processes
+// (pids, its tree) and the proxy, and no others: its working set is then
+// the kernel's own figure, page tables and kernel memory included.
+func (s *Supervisor) ownCgroup(pids []int) bool {
+	s.mu.Lock()
+	w := s.witness
+	s.mu.Unlock()
+	if w == nil || w.cgroup == nil || len(pids) == 0 {
+		return false
+	}
+	own, err := w.cgroup.HoldsOnly(append(slices.Clone(pids), os.Getpid()))
+	return err == nil && own
 }
 
 // gpuState is the kernel's latest GPU measurement, for guardctl; unknown

@@ -42,7 +42,7 @@ func (s *Supervisor) FromFrontend(ch proxy.Channel, m *wire.Message, h wire.Head
 	case ch == proxy.Control && h.MsgType == "usage_request":
 		// Answered for every kernel, dead or paused ones too, and never
 		// passed on: ipykernel would answer a second time.
-		go s.answerUsage(req)
+		s.usage.ask(req)
 		return false
 	}
 	if rep := s.gaveUpReport(); rep != nil && ch != proxy.Stdin {
@@ -161,6 +161,12 @@ func (s *Supervisor) gaveUpReport() *report {
 	return s.gaveUp
 }
 
+func (s *Supervisor) startFailureReport() *report {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.startFailure
+}
+
 func (s *Supervisor) takeNextCellReport() *report {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -173,6 +179,9 @@ func (s *Supervisor) takeNextCellReport() *report {
 // stopped while it waited for one.
 func (s *Supervisor) Unserved(r proxy.Request) {
 	rep := s.gaveUpReport()
+	if rep == nil {
+		rep = s.startFailureReport()
+	}
 	if rep == nil { // a restart is under way again; ask again
 		rep = &report{Ename: diagnosis.Ename, Evalue: "No kernel was running when this request came: try again."}
 		rep.Traceback = []string{"jupyter-guard: " + rep.Evalue}

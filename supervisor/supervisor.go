@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -14,6 +15,8 @@ import (
 	"github.com/jupyter-guard/jupyter-guard/child"
 	"github.com/jupyter-guard/jupyter-guard/control"
 	"github.com/jupyter-guard/jupyter-guard/guard"
+	"github.com/jupyter-guard/jupyter-guard/guard/config"
+	"github.com/jupyter-guard/jupyter-guard/guard/ledger"
 	"github.com/jupyter-guard/jupyter-guard/guard/proctree"
 	"github.com/jupyter-guard/jupyter-guard/kernelspec"
 	"github.com/jupyter-guard/jupyter-guard/proxy"
@@ -30,6 +33,7 @@ type Supervisor struct {
 	signals  chan os.Signal
 	notes    gpuNotes           // notes under cells that ran out of GPU memory
 	cpu      *proctree.CPUMeter // the kernel's CPU use between usage_requests
+	usage    *usageDesk
 
 	mu         sync.Mutex
 	started    time.Time
@@ -42,16 +46,23 @@ type Supervisor struct {
 	deathCauses map[string]int
 	// unready counts the children in a row that ended before they answered
 	// (see startBackoff).
-	unready   int
-	gaveUp    *report              // set when restarts stopped after a death loop
-	nextCell  *report              // a death while idle, told in the next cell
-	execCount int                  // the last execution_count the kernel announced
-	cells     map[string]*cellInfo // execute requests until their reply, by msg_id
-	witness   *witness             // the current child's
+	unready int
+	gaveUp  *report // set when restarts stopped after a death loop
+	// startFailure is why the last kernel died before it answered, until
+	// one answers: what requests get meanwhile.
+	startFailure *report
+	nextCell     *report              // a death while idle, told in the next cell
+	execCount    int                  // the last execution_count the kernel announced
+	cells        map[string]*cellInfo // execute requests until their reply, by msg_id
+	witness      *witness             // the current child's
 	// interrupted is the last interrupt passed to a kernel.
 	interrupted interruptSent
 	// infoWaiters asked a kernel that died for kernel_info.
 	infoWaiters []proxy.Request
+	// byClient: restarts are the client's (config.RestartClient), and the
+	// proxy ends with its kernel; ended is then what Run returns.
+	byClient bool
+	ended    error
 }
 
 // cellInfo is what the supervisor knows of an execute request.
@@ -92,6 +103,9 @@ func Run(cfg Config) error {
 	signal.Notify(s.signals, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(s.signals)
 
+	if s.cfg.Debug == nil {
+		s.cfg.Debug = log.New(io.Discard, "", 0)
+	}
 	// A limit or threshold that cannot be honoured stops the kernel here.
 	g, err := guard.New(cfg.Guard, voice{s}, cfg.Log)
 	if err != nil {
@@ -99,6 +113,8 @@ func Run(cfg Config) error {
 	}
 	s.guard = g
 	defer g.Close()
+	s.byClient = restartsOf(cfg.Guard.Restart) == config.RestartClient
+	s.announce()
 	// jupyter-guard's server extension sets this in the Jupyter server's
 	// environment, which the kernels it starts inherit.
 	g.SetPanel(os.Getenv("JUPYTER_GUARD_PANEL") != "")
@@ -108,12 +124,16 @@ func Run(cfg Config) error {
 		cfg.Log.Printf("host CPU: %v", err)
 	}
 
+	s.usage = newUsageDesk(s.measureUsage, s.reply, cfg.Log.Printf)
 	p, err := proxy.Listen(cfg.Conn, s, cfg.Log)
 	if err != nil {
 		return err
 	}
 	s.proxy = p
 	defer p.Close()
+	stopUsage := make(chan struct{})
+	defer close(stopUsage) // before p.Close: its replies go through the proxy
+	go s.usage.serve(stopUsage)
 
 	// The proxy's private directory, which only this user can enter, holds
 	// the child's connection file (with the key), the Python hook it runs
@@ -173,11 +193,30 @@ func Run(cfg Config) error {
 
 	for {
 		if stop := s.runChild(childConnFile, sockDir); stop {
-			return nil
+			return s.ended
 		}
 		if stop := s.waitToRestart(); stop {
 			return nil
 		}
+	}
+}
+
+// announce writes the start-up lines: the budget, and why no GPU memory is
+// measured. They are for debugging (guardctl status shows the budget),
+// unless the user must act: a limit the guard may not see, a GPU it
+// cannot measure where one could be expected.
+func (s *Supervisor) announce() {
+	b := s.guard.Budget()
+	budget := s.cfg.Debug.Printf
+	if b.Figure == ledger.Host && b.Detected.Unseen != "" {
+		budget = s.cfg.Log.Printf
+	}
+	budget("memory guard: %v (%s), measured on %s; action %s", b.Budget, b.Source, b.Figure, b.Action)
+	s.cfg.Debug.Printf("a kernel that dies is restarted by the %s", map[bool]string{true: "client (the proxy ends with it)", false: "proxy"}[s.byClient])
+	if why, expected := s.guard.NoGPU(); expected {
+		s.cfg.Log.Printf("memory guard: no GPU memory is measured: %s", why)
+	} else if why != "" {
+		s.cfg.Debug.Printf("memory guard: no GPU memory is measured: %s", why)
 	}
 }
 
@@ -235,7 +274,7 @@ func (s *Supervisor) serve(proc *child.Process, ci kernelspec.ConnectionInfo, w 
 			w.ready(proc.Pid, s.cfg.Log.Printf)
 			s.guard.SetInterruptEnds(s.kernelInfo().interruptEnds())
 			s.mu.Lock()
-			s.ready, s.unready = true, 0
+			s.ready, s.unready, s.startFailure = true, 0, nil
 			waiters := s.infoWaiters
 			s.infoWaiters = nil
 			s.mu.Unlock()
@@ -328,7 +367,7 @@ func (s *Supervisor) restarted() {
 	s.mu.Unlock()
 	rep := &report{Ename: "KernelRestarted", Evalue: "The kernel was restarted (guardctl restart): the variables of this session are lost."}
 	rep.Traceback = []string{"jupyter-guard: " + rep.Evalue}
-	s.closeRequests(pending, busy, running(pending, busy), 0, rep)
+	s.closeRequests(pending, busy, running(pending, busy), 0, rep, false)
 	s.publish(nil, "status", map[string]string{"execution_state": "starting"})
 }
 
@@ -354,7 +393,10 @@ func (s *Supervisor) finishShutdown(proc *child.Process, sd shutdownRequest) {
 	if proc != nil {
 		proc.Stop(time.Second)
 	}
-	// Each frontend's writer may still hold the last replies (the shutdown_reply):
-	// give them time to leave before the sockets close.
-	time.Sleep(100 * time.Millisecond)
+	letRepliesLeave()
 }
+
+// letRepliesLeave gives the last replies that each frontend's writer may
+// still hold (the shutdown_reply, a death's notice) time to leave before
+// the sockets close.
+func letRepliesLeave() { time.Sleep(100 * time.Millisecond) }

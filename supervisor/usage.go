@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jupyter-guard/jupyter-guard/guard/proctree"
+	"github.com/jupyter-guard/jupyter-guard/internal/ratelog"
 	"github.com/jupyter-guard/jupyter-guard/proxy"
 )
 
@@ -65,11 +66,74 @@ type usageGuard struct {
 	LimitSource string `json:"limit_source"`
 }
 
-// answerUsage answers a usage_request itself, whatever the kernel: most
+// usageDesk answers usage_requests, on one goroutine of its own: reading
+// /proc must never hold up the control channel they come on, and a
+// goroutine per request let a client that sends 50,000 in a second, and
+// reads none of the answers, hold 25,000 goroutines and 427 MiB. Requests
+// wait in a queue of usageQueued; one measurement answers every request
+// that waited for it (the panel asks every 5 s, so they are never more
+// than one from each panel); a request that finds the queue full is
+// answered at once that the guard is busy, with a line in the log now and
+// then. So every request the proxy reads gets an answer, whether or not
+// its client reads it.
+type usageDesk struct {
+	queue   chan proxy.Request
+	measure func() usageReply
+	reply   func(proxy.Request, any)
+	busy    *ratelog.Limiter
+}
+
+const (
+	usageQueued = 64
+	// usageBusyReport is how often the busy answers are logged, at most.
+	usageBusyReport = 10 * time.Second
+)
+
+// usageBusy is the content of the answer to a request that found the
+// queue full: an error reply, as the protocol has them.
+type usageBusy struct {
+	Status    string   `json:"status"`
+	Ename     string   `json:"ename"`
+	Evalue    string   `json:"evalue"`
+	Traceback []string `json:"traceback"`
+}
+
+func newUsageDesk(measure func() usageReply, reply func(proxy.Request, any), log func(string, ...any)) *usageDesk {
+	return &usageDesk{queue: make(chan proxy.Request, usageQueued), measure: measure, reply: reply,
+		busy: ratelog.New(log, usageBusyReport)}
+}
+
+// ask queues req, or answers it at once that the desk is busy. It never
+// waits.
+func (d *usageDesk) ask(req proxy.Request) {
+	select {
+	case d.queue <- req:
+	default:
+		d.busy.Printf("busy", "usage_request: %d are waiting for a measurement already; one more answered that the guard is busy", usageQueued)
+		evalue := fmt.Sprintf("jupyter-guard is busy: %d usage requests are waiting already; ask again later", usageQueued)
+		d.reply(req, usageBusy{Status: "error", Ename: "Busy", Evalue: evalue, Traceback: []string{evalue}})
+	}
+}
+
+// serve answers the queued requests until stop is closed.
+func (d *usageDesk) serve(stop <-chan struct{}) {
+	for {
+		select {
+		case <-stop:
+			return
+		case req := <-d.queue:
+			rep := d.measure()
+			d.reply(req, rep)
+			for waited := len(d.queue); waited > 0; waited-- {
+				d.reply(<-d.queue, rep)
+			}
+		}
+	}
+}
+
+// measureUsage is the answer to a usage_request, whatever the kernel: most
 // kernels do not answer one, and ipykernel's answer would be the second.
-// It runs on a goroutine of its own: reading /proc must never hold up the
-// control channel it came on.
-func (s *Supervisor) answerUsage(req proxy.Request) {
+func (s *Supervisor) measureUsage() usageReply {
 	hostname, _ := os.Hostname() // as socket.gethostname(); "" if it cannot be had
 	b := s.guard.Budget()
 	rep := usageReply{Hostname: hostname, Guard: usageGuard{State: s.kernelState(), BudgetBytes: b.Limit,
@@ -100,7 +164,7 @@ func (s *Supervisor) answerUsage(req proxy.Request) {
 	} else {
 		rep.HostVirtualMemory = &vm
 	}
-	s.reply(req, rep)
+	return rep
 }
 
 // hostVirtualMemory reads /proc/meminfo as psutil's virtual_memory() does.

@@ -102,10 +102,15 @@ def jupyter_dirs(tmp_path_factory):
         "JUPYTER_CONFIG_DIR": root / "config",
         "IPYTHONDIR": root / "ipython",
     }
-    saved = {k: os.environ.get(k) for k in dirs}
+    saved = {k: os.environ.get(k) for k in [*dirs, "JUPYTER_GUARD_RESTART"]}
     for k, d in dirs.items():
         d.mkdir()
         os.environ[k] = str(d)
+    dirs["JUPYTER_RUNTIME_DIR"].chmod(0o700)  # as Jupyter makes it (the proxy says so of any other)
+    # The suite's kernels are restarted in place by their proxy, as under a
+    # Jupyter server; the tests of headless clients (nbclient, nbconvert),
+    # and the servers the tests run, leave the proxy to tell (`auto`).
+    os.environ["JUPYTER_GUARD_RESTART"] = "guard"
     # The test harness's own stack must not leak into the kernels' Pythons.
     os.environ.pop("PYTHONPATH", None)
     yield dirs

@@ -27,9 +27,10 @@ import nbformat
 import pytest
 from jupyter_client.manager import KernelManager
 from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError, DeadKernelError
 
 from conftest import REPO, Kernel, Kernels, write_spec
-from support import (EXEC_TIMEOUT, MemoryCgroup, Run, as_jupyter_starts_it, children_of, collect_all,
+from support import (EXEC_TIMEOUT, MemoryCgroup, Run, as_jupyter_starts_it, children_of, collect_all, execute,
                      read_until_stream, request, wait_until)
 
 CRASH_NOTEBOOK = REPO / "testdata" / "notebooks" / "crash" / "crash.ipynb"
@@ -460,38 +461,81 @@ def test_death_loop_stops_the_restarts(kernels, kenv):
 # -------------------------------------------------------------- notebook
 
 
-def executed_with_nbclient(kernel_name: str, out: Path):
+def executed_with_nbclient(kernel_name: str, out: Path, restart: str) -> str | None:
+    """Runs the crash notebook with nbclient and allow_errors, as papermill
+    does, and writes what it got to out; the exception's name, if any."""
     nb = nbformat.read(CRASH_NOTEBOOK, as_version=4)
-    with as_jupyter_starts_it():
-        NotebookClient(nb, kernel_name=kernel_name, timeout=120, startup_timeout=60, allow_errors=True).execute()
+    raised = None
+    with as_jupyter_starts_it(JUPYTER_GUARD_RESTART=restart):
+        try:
+            NotebookClient(nb, kernel_name=kernel_name, timeout=120, startup_timeout=60, allow_errors=True).execute()
+        except DeadKernelError as e:
+            raised = type(e).__name__
     nbformat.write(nb, out / CRASH_NOTEBOOK.name)
+    return raised
 
 
-def executed_with_nbconvert(kernel_name: str, out: Path):
+def executed_with_nbconvert(kernel_name: str, out: Path, restart: str) -> str | None:
+    """`jupyter nbconvert --execute --allow-errors`: it writes the notebook
+    only if the run ends; else the exception's name from its stderr."""
     env = {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"}
+    env["JUPYTER_GUARD_RESTART"] = restart
     r = subprocess.run([str(REPO / ".venv" / "bin" / "jupyter"), "nbconvert", "--to", "notebook", "--execute",
                         "--allow-errors", f"--ExecutePreprocessor.kernel_name={kernel_name}",
                         "--ExecutePreprocessor.timeout=120", "--output-dir", str(out), str(CRASH_NOTEBOOK)],
                        capture_output=True, text=True, timeout=300, env=env)
-    assert r.returncode == 0, r.stderr
+    if r.returncode == 0:
+        return None
+    assert "DeadKernelError: Kernel died" in r.stderr, r.stderr
+    # The guard's diagnosis is in the log where the kernel's output goes.
+    assert re.search(r"kernel pid \d+ died: The kernel crashed with a segmentation fault", r.stderr), r.stderr
+    return "DeadKernelError"
 
 
-@pytest.mark.parametrize("how", [
-    pytest.param(executed_with_nbclient, id="nbclient"),
-    pytest.param(executed_with_nbconvert, id="nbconvert"),
-])
-def test_crashing_notebook_keeps_the_diagnosis(kenv, kernelspecs, tmp_path, how):
-    how(kenv.guarded, tmp_path)
-    saved = nbformat.read(tmp_path / CRASH_NOTEBOOK.name, as_version=4)
-    nbformat.validate(saved)
-    before, crash, after = [c for c in saved.cells if c.cell_type == "code"]
-    assert [o.get("text") for o in before.outputs] == ["set before the crash\n"], before.outputs
+def check_crash_cell(crash):
     assert len(crash.outputs) == 1, crash.outputs
     out = crash.outputs[0]
     assert out["output_type"] == "error" and out["ename"] == "KernelDied", out
     assert re.search(r"segmentation fault", out["evalue"], re.I), out["evalue"]
     assert "ctypes.string_at(0)" in out["evalue"], out["evalue"]
     assert "\n".join(out["traceback"]).startswith("jupyter-guard: kernel died (crash)")
+
+
+@pytest.mark.parametrize("how", [
+    pytest.param(executed_with_nbclient, id="nbclient"),
+    pytest.param(executed_with_nbconvert, id="nbconvert"),
+])
+def test_a_headless_run_stops_as_jupyter_does_with_the_diagnosis_in_the_cell(kenv, kernelspecs, tmp_path, how):
+    """nbclient and nbconvert restart no kernel. The proxy sees that no
+    Jupyter server started it (`auto`): it tells the crashing cell why and
+    ends with the kernel, so the client raises DeadKernelError, as it does
+    for a plain kernel, and papermill's handling of a dead kernel works,
+    rather than run the rest of the notebook in a kernel without its
+    variables."""
+    raised = how(kenv.guarded, tmp_path, "auto")
+    assert raised == "DeadKernelError"
+    if how is executed_with_nbconvert:
+        return  # nbconvert writes no notebook when the run fails
+    saved = nbformat.read(tmp_path / CRASH_NOTEBOOK.name, as_version=4)
+    before, crash, after = [c for c in saved.cells if c.cell_type == "code"]
+    assert [o.get("text") for o in before.outputs] == ["set before the crash\n"], before.outputs
+    check_crash_cell(crash)
+    assert after.outputs == [], after.outputs
+
+
+@pytest.mark.parametrize("how", [
+    pytest.param(executed_with_nbclient, id="nbclient"),
+    pytest.param(executed_with_nbconvert, id="nbconvert"),
+])
+def test_a_headless_run_the_proxy_restarts_keeps_the_diagnosis(kenv, kernelspecs, tmp_path, how):
+    """With JUPYTER_GUARD_RESTART=guard the proxy restarts the kernel in
+    place: the crashing cell ends with the diagnosis and the run goes on."""
+    assert how(kenv.guarded, tmp_path, "guard") is None
+    saved = nbformat.read(tmp_path / CRASH_NOTEBOOK.name, as_version=4)
+    nbformat.validate(saved)
+    before, crash, after = [c for c in saved.cells if c.cell_type == "code"]
+    assert [o.get("text") for o in before.outputs] == ["set before the crash\n"], before.outputs
+    check_crash_cell(crash)
     # The cell after it ran on the new kernel, where `before` is gone.
     assert [(o["output_type"], o.get("name"), o.get("text")) for o in after.outputs] == \
         [("stream", "stdout", "after the crash\nFalse\n")], after.outputs
@@ -512,19 +556,45 @@ def test_a_restart_after_the_restarts_stopped_starts_clean(kernels, kenv, guardc
     assert "jupyter-guard" not in r.stderr, r.stderr
 
 
-@pytest.mark.parametrize("how", ["exits", "missing"])
-def test_a_kernel_that_dies_at_every_start_gets_an_answer(kernelspecs, jupyter_dirs, guardctl, kenv, how):
-    """A kernelspec whose kernel exits as it starts, or whose program is
-    missing: the restarts back off and stop, every attempt is in the death
-    log, and a client waiting for the kernel gets a kernel_info_reply it can
-    read (jupyter_client raised KeyError: 'protocol_version'), not a hang."""
-    argv = {"exits": [str(kenv.python), "-c", "import sys; sys.exit(3)"],
+# A kernel that cannot start: one that says why on stderr and exits 3, one
+# whose program is missing.
+START_STDERR = "my-kernel: cannot read its configuration"
+
+
+def failing_spec(how: str, jupyter_dirs, guardctl, kenv) -> str:
+    """Installs a kernelspec that fails as it starts, and its guarded form;
+    returns the guarded form's name."""
+    argv = {"exits": [str(kenv.python), "-c", f"import sys; print({START_STDERR!r}, file=sys.stderr); sys.exit(3)"],
             "missing": [str(jupyter_dirs["JUPYTER_PATH"] / "no-such-kernel")]}[how]
     name = f"{how}-at-start"
     write_spec(jupyter_dirs["JUPYTER_PATH"] / "kernels", name, {
         "argv": [*argv, "-f", "{connection_file}"], "display_name": f"{how} at start", "language": "python"})
     subprocess.run([str(guardctl), "install", "--user", "--kernel", name], check=True, capture_output=True)
-    km = KernelManager(kernel_name=f"{name}-guarded")
+    return name + "-guarded"
+
+
+def says_why(text: str, how: str, kenv) -> bool:
+    """The exit code and the last line of stderr, or the missing program."""
+    text = flat(text)
+    if how == "exits":
+        return "exited with code 3" in text and START_STDERR in text and str(kenv.python) in text
+    return "no-such-kernel" in text and "could not be started" in text
+
+
+def start_failures(kid: str) -> list[dict]:
+    log = Path(os.environ["JUPYTER_RUNTIME_DIR"]) / "jupyter-guard-deaths.jsonl"
+    return [r for r in map(json.loads, log.read_text().splitlines()) if r["kernel_id"] == kid]
+
+
+@pytest.mark.parametrize("how", ["exits", "missing"])
+def test_a_kernel_that_dies_at_every_start_gets_an_answer(kernelspecs, jupyter_dirs, guardctl, kenv, how):
+    """Restarted in place (as under a Jupyter server): a client waiting for
+    the kernel gets a kernel_info_reply it can read at once (jupyter_client
+    raised KeyError: 'protocol_version'), and its first cell why: the exit
+    code and the last line of stderr, or the missing program. The restarts
+    back off and stop, every attempt is in the death log, and the notice
+    that they stopped repeats the last death."""
+    km = KernelManager(kernel_name=failing_spec(how, jupyter_dirs, guardctl, kenv))
     km.start_kernel()
     kid = Path(km.connection_file).stem.removeprefix("kernel-")
     kc = km.client()
@@ -532,19 +602,45 @@ def test_a_kernel_that_dies_at_every_start_gets_an_answer(kernelspecs, jupyter_d
     try:
         start = time.monotonic()
         kc.wait_for_ready(timeout=30)
-        reply = kc.kernel_info(reply=True, timeout=30)["content"]
-        print(reply)
-        assert time.monotonic() - start < 30
-        assert reply["status"] == "error" and reply["protocol_version"].startswith("5."), reply
-        assert reply["language_info"]["name"] == "python", reply
-        assert "stopped restarting" in reply["evalue"], reply
-        log = Path(os.environ["JUPYTER_RUNTIME_DIR"]) / "jupyter-guard-deaths.jsonl"
-        records = [r for r in map(json.loads, log.read_text().splitlines()) if r["kernel_id"] == kid]
-        assert len(records) == 6, records  # the first start and five restarts
+        r = execute(kc, "print('anyone?')", timeout=30)
+        took = time.monotonic() - start
+        err = r.error
+        assert err is not None, r.iopub
+        show(f"the first cell, after {took:.1f} s", err)
+        assert r.status == "error" and says_why(text_of(err), how, kenv), err
+        assert took < 10, f"the first cell was told after {took:.1f} s"
+
+        wait_until(lambda: len(start_failures(kid)) == 6, 30, "the first start and five restarts")
+        records = start_failures(kid)
         assert {r["cause"] for r in records} == {"exit" if how == "exits" else "start-failed"}, records
         # Backed off: a quarter of a second, doubling (7.75 s in all).
         times = [datetime.fromisoformat(r["time"]) for r in records]
         assert (times[-1] - times[0]).total_seconds() >= 7, times
+        reply = wait_until(lambda: (rep := kc.kernel_info(reply=True, timeout=30)["content"]) and
+                           "stopped restarting" in rep["evalue"] and rep, 30, "the restarts to stop")
+        print(reply)
+        assert reply["status"] == "error" and reply["protocol_version"].startswith("5."), reply
+        assert reply["language_info"]["name"] == "python", reply
+        r = execute(kc, "print('anyone?')", timeout=30)
+        assert "stopped restarting" in flat(text_of(r.error)) and says_why(text_of(r.error), how, kenv), r.error
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
+
+
+@pytest.mark.parametrize("how", ["exits", "missing"])
+def test_a_kernel_that_cannot_start_tells_nbclient_why(kernelspecs, jupyter_dirs, guardctl, kenv, how):
+    """Headless (nbclient restarts no kernel): no restart, wait_for_ready
+    returns, and nbclient fails at the first cell with why, where with a
+    plain kernel it says only "Kernel died before replying to
+    kernel_info"; within 10 s."""
+    name = failing_spec(how, jupyter_dirs, guardctl, kenv)
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print('anyone?')")])
+    start = time.monotonic()
+    with as_jupyter_starts_it(JUPYTER_GUARD_RESTART="auto"), pytest.raises(CellExecutionError) as raised:
+        NotebookClient(nb, kernel_name=name, timeout=60, startup_timeout=60).execute()
+    took = time.monotonic() - start
+    print(f"nbclient raised after {took:.1f} s:\n{raised.value}")
+    assert says_why(str(raised.value), how, kenv), str(raised.value)
+    assert took < 10
+    assert "does not start it again" in flat(str(raised.value)) or "does not try again" in flat(str(raised.value))

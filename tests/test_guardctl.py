@@ -221,8 +221,10 @@ def test_status_json_matches_the_kernels(pair, gctl):
         assert near(mem["tree_rss_bytes"], rss), \
             f"{a.short}: status says {mem['tree_rss_bytes'] / MiB:.1f} MiB, /proc says {rss / MiB:.1f} MiB"
         assert mem["tree_rss_bytes"] > a.mib * MiB
-        # JUPYTER_GUARD_LIMIT is measured on the tree: used is that figure.
-        assert mem["used_bytes"] == mem["tree_rss_bytes"]
+        # JUPYTER_GUARD_LIMIT is measured on the tree: used is that figure,
+        # the kernel's own.
+        assert mem["used_bytes"] == mem["tree_rss_bytes"] == mem["kernel_bytes"]
+        assert mem["kernel_source"] == "tree_rss" and mem["scope"] == "kernel" and mem["budget_from"] == "JUPYTER_GUARD_LIMIT"
         assert mem["budget_bytes"] == 2 * GiB
         assert mem["limit_source"] == "JUPYTER_GUARD_LIMIT"
         assert mem["share"] == pytest.approx(mem["used_bytes"] / mem["budget_bytes"])
@@ -242,8 +244,8 @@ def test_status_table(pair, gctl):
     out = gctl.ok("status").stdout
     print("--- guardctl status\n" + out)
     rows = table(out)
-    assert list(rows[0]) == ["KERNEL", "KERNELSPEC", "NOTEBOOK", "STATE", "MEMORY", "GPU", "UPTIME", "LAST CELL",
-                             "DEATHS", ""]
+    assert list(rows[0]) == ["KERNEL", "KERNELSPEC", "NOTEBOOK", "STATE", "MEMORY", "BUDGET FROM", "GPU", "UPTIME",
+                             "LAST CELL", "DEATHS", ""]
     for a in pair.both():
         mine = [r for r in rows if r["KERNEL"] == a.short]
         assert len(mine) == 1, f"{a.short}: {len(mine)} rows in\n{out}"
@@ -255,6 +257,7 @@ def test_status_table(pair, gctl):
         assert near(size(used), tree_rss(a.pid.pid)), r
         assert size(budget) == 2 * GiB
         assert int(share) == round(size(used) / (2 * GiB) * 100)
+        assert r["BUDGET FROM"] == "JUPYTER_GUARD_LIMIT"
         assert r["GPU"] == "-"
         assert re.fullmatch(r"\d+ ms|[\d.]+ s|\d+ min( \d+ s)?|\d+ h( \d+ min)?", r["UPTIME"]), r["UPTIME"]
         count, growth = re.fullmatch(r"\[(\d+)\] (.+)", r["LAST CELL"]).groups()

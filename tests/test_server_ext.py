@@ -41,14 +41,24 @@ def server(kernelspecs, jupyter_dirs, guardctl, tmp_path_factory):
     root.mkdir()
     env = dict(os.environ, JUPYTER_CONFIG_DIR=str(config), JUPYTER_GUARD_GUARDCTL=str(guardctl),
                JUPYTER_GUARD_LIMIT="2GiB")
+    env.pop("JUPYTER_GUARD_RESTART")  # the proxy tells a server's kernels by itself
     with jupyter_server([PYTHON, "-m", "jupyter_server"], root, env, tmp / "server.log") as srv:
         yield srv
 
 
+def open_notebook(server, path: str) -> tuple[str, str]:
+    """A session for the notebook at path with a guarded kernel, as
+    JupyterLab opens one; (session id, kernel id)."""
+    status, session = server.call("POST", "/api/sessions", {"path": path, "type": "notebook", "name": "",
+                                                            "kernel": {"name": "ipykernel7-guarded"}})
+    assert status == 201, session
+    return session["id"], session["kernel"]["id"]
+
+
 @pytest.fixture(scope="module")
 def kernel_id(server):
-    status, k = server.call("POST", "/api/kernels", {"name": "ipykernel7-guarded"})
-    assert status == 201, k
+    session, kid = open_notebook(server, "analysis.ipynb")
+    k = {"id": kid}
 
     def listed():
         st, ks = server.call("GET", "/jupyter-guard/kernels")
@@ -56,7 +66,7 @@ def kernel_id(server):
 
     wait_until(listed, 60, "the guarded kernel to be listed idle by /jupyter-guard/kernels", interval=0.5)
     yield k["id"]
-    server.call("DELETE", f"/api/kernels/{k['id']}")
+    server.call("DELETE", f"/api/sessions/{session}")
 
 
 def test_kernels_needs_auth(server):
@@ -82,6 +92,21 @@ def test_kernels_lists_what_guardctl_status_does(server, kernel_id, guardctl):
 def test_cells_of_a_kernel(server, kernel_id):
     status, cells = server.call("GET", f"/jupyter-guard/kernels/{kernel_id}/cells")
     assert status == 200 and cells == [], cells  # nothing has run: [] (not null)
+
+
+def test_history_of_a_kernel(server, kernel_id):
+    """The panel's picture: the kernel's measurements and the lines, the last
+    point within 10 % of what the kernel list says (which measures anew)."""
+    _, ks = server.call("GET", "/jupyter-guard/kernels")
+    [k] = [x for x in ks if x["kernel_id"] == kernel_id]
+    status, h = server.call("GET", f"/jupyter-guard/kernels/{kernel_id}/history")
+    assert status == 200, h
+    assert (h["budget_bytes"], h["scope"], h["kernel_source"]) == (2 << 30, "kernel", "tree_rss"), h
+    assert h["warn_bytes"] < h["pause_bytes"] < h["budget_bytes"], h
+    assert h["points"] and all(a["t"] <= b["t"] for a, b in zip(h["points"], h["points"][1:])), h["points"]
+    last = h["points"][-1]
+    assert abs(last["kernel"] - k["memory"]["kernel_bytes"]) <= 0.1 * k["memory"]["kernel_bytes"], (last, k["memory"])
+    assert server.call("GET", "/jupyter-guard/kernels/ffffffff/history")[0] == 404
 
 
 def test_actions(server, kernel_id):
@@ -135,9 +160,11 @@ def metric(text: str, name: str, kernel_id: str, **labels: str) -> float | None:
 
 def test_metrics_of_two_kernels_one_dead_of_a_segfault(server, kernel_id):
     """A second guarded kernel of the server dies of a segfault: /metrics
-    has both kernels' memory, and that death counted under its cause only."""
-    status, k = server.call("POST", "/api/kernels", {"name": "ipykernel7-guarded"})
-    assert status == 201, k
+    has both kernels' memory, and that death counted under its cause only.
+    The proxy restarts the kernel in place: the server started it for a
+    notebook."""
+    session, kid = open_notebook(server, "crash.ipynb")
+    k = {"id": kid}
     kc = BlockingKernelClient(connection_file=str(Path(os.environ["JUPYTER_RUNTIME_DIR"]) / f"kernel-{k['id']}.json"))
     kc.load_connection_file()
     kc.start_channels()
@@ -155,7 +182,7 @@ def test_metrics_of_two_kernels_one_dead_of_a_segfault(server, kernel_id):
 
         text = wait_until(counted, 60, "the segfault counted on /metrics, the kernel back", interval=0.5)
         for kid in (kernel_id, k["id"]):
-            used = metric(text, "jupyter_guard_memory_used_bytes", kid)
+            used = metric(text, "jupyter_guard_memory_used_bytes", kid, source="tree_rss")
             assert used is not None and 10 * MiB < used < 500 * MiB, (kid, used)
         assert metric(text, "jupyter_guard_deaths_total", kernel_id, cause="segfault") == 0, text
         # The guard's families pass promtool as they are served (jupyter_server's own are its business).
@@ -164,7 +191,7 @@ def test_metrics_of_two_kernels_one_dead_of_a_segfault(server, kernel_id):
         assert check.returncode == 0, f"promtool check metrics:\n{check.stdout}{check.stderr}\n{guard}"
     finally:
         kc.stop_channels()
-        server.call("DELETE", f"/api/kernels/{k['id']}")
+        server.call("DELETE", f"/api/sessions/{session}")
 
 
 def test_restart(server, kernel_id):

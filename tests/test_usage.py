@@ -205,11 +205,12 @@ def test_metrics_pass_promtool_and_name_each_kernel(k7, bash, guardctl):
     assert check.returncode == 0, f"promtool check metrics:\n{check.stdout}{check.stderr}"
     for k, holds in [(k7, 300 * MiB), (bash, 100 * MiB)]:
         labels = f'kernel_id="{k.kernel_id}",kernelspec="{k.spec}",notebook=""'
-        used = re.search(rf"^jupyter_guard_memory_used_bytes\{{{re.escape(labels)}\}} (\d+)$", out, re.M)
+        used = re.search(rf"^jupyter_guard_memory_used_bytes\{{{re.escape(labels)},source=\"tree_rss\"\}} (\d+)$", out, re.M)
         assert used, f"no memory line for {k.kernel_id}"
         pid = usage(k, grace=0)["pid"]
         assert int(used[1]) > holds and near(int(used[1]), tree_rss(pid)), (int(used[1]) / MiB, tree_rss(pid) / MiB)
-        for line in [f"jupyter_guard_memory_budget_bytes{{{labels}}} {2 << 30}",
+        for line in [f'jupyter_guard_memory_budget_bytes{{{labels},from="JUPYTER_GUARD_LIMIT"}} {2 << 30}',
+                     f'jupyter_guard_memory_budget_used_bytes{{{labels},scope="kernel"}} {used[1]}',
                      f'jupyter_guard_state{{{labels},state="idle"}} 1',
                      f'jupyter_guard_state{{{labels},state="paused"}} 0',
                      f"jupyter_guard_pauses_total{{{labels}}} 0",

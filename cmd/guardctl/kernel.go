@@ -1,11 +1,13 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"log"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"syscall"
 
 	"github.com/jupyter-guard/jupyter-guard/guard/config"
@@ -64,7 +66,12 @@ func runKernel(args []string) error {
 	if err != nil {
 		return err
 	}
-	return supervisor.Run(supervisor.Config{
+	logger := log.New(os.Stderr, "jupyter-guard: ", log.Ltime)
+	var debug *log.Logger
+	if on, _ := strconv.ParseBool(os.Getenv("JUPYTER_GUARD_DEBUG")); on {
+		debug = log.New(os.Stderr, "jupyter-guard: debug: ", log.Ltime)
+	}
+	err = supervisor.Run(supervisor.Config{
 		ConnFile:      abs,
 		Conn:          ci,
 		Argv:          argv,
@@ -73,6 +80,14 @@ func runKernel(args []string) error {
 		RuntimeDir:    runtimeDir,
 		Keeper:        keeperArgv(),
 		Guard:         guardCfg,
-		Log:           log.New(os.Stderr, "jupyter-guard: ", log.Ltime),
+		Log:           logger,
+		Debug:         debug,
 	})
+	// Ended with its kernel, whose death is in the log already: the
+	// kernel's own status, as a plain kernel's process would end.
+	var ended supervisor.KernelEnded
+	if errors.As(err, &ended) {
+		return exitCode(ended.Status)
+	}
+	return err
 }

@@ -82,9 +82,11 @@ type label struct{ name, value string }
 // from "not collected".
 func writeMetrics(w io.Writer, states []control.State) error {
 	used := &family{name: "jupyter_guard_memory_used_bytes", kind: "gauge",
-		help: "Memory the kernel's processes use, as its budget counts it (the process tree's RSS, its cgroup's working set, or the host's used memory)."}
+		help: "Memory of the kernel's own processes: the RSS of its process tree (source=tree_rss), or the working set of its cgroup where that holds the kernel alone (source=cgroup). One series per kernel, so sums across kernels are right."}
 	budget := &family{name: "jupyter_guard_memory_budget_bytes", kind: "gauge",
-		help: "The kernel's memory budget: the guard pauses (or interrupts) the cell before it."}
+		help: "The kernel's memory budget, from JUPYTER_GUARD_LIMIT, MEM_LIMIT, a cgroup's limit or the host's memory (from): the guard pauses (or interrupts) the cell before it."}
+	budgetUsed := &family{name: "jupyter_guard_memory_budget_used_bytes", kind: "gauge",
+		help: "What the kernel's budget counts: the kernel's own memory (scope=kernel), or the working set of a cgroup it shares with other processes (scope=cgroup), or the host's used memory (scope=host). A shared scope's figure repeats for every kernel in it: do not sum it across kernels."}
 	gpu := &family{name: "jupyter_guard_gpu_memory_used_bytes", kind: "gauge",
 		help: "GPU memory the kernel's processes hold, by device; absent where it cannot be known."}
 	state := &family{name: "jupyter_guard_state", kind: "gauge",
@@ -102,8 +104,11 @@ func writeMetrics(w io.Writer, states []control.State) error {
 		add := func(f *family, value uint64, extra ...label) {
 			f.samples = append(f.samples, sample{labels: append(kernel[:len(kernel):len(kernel)], extra...), value: value})
 		}
-		add(used, st.Memory.Used)
-		add(budget, st.Memory.Budget)
+		if m := st.Memory; !m.MeasuredAt.IsZero() { // no kernel measured (it is restarting): no figure rather than 0
+			add(used, m.Kernel, label{"source", m.KernelSource})
+			add(budgetUsed, m.Used, label{"scope", m.Scope})
+		}
+		add(budget, st.Memory.Budget, label{"from", st.Memory.BudgetFrom})
 		if st.GPUUnknown == "" {
 			for _, g := range st.GPU {
 				add(gpu, g.Used, label{"gpu", strconv.Itoa(g.Index)})
@@ -121,7 +126,7 @@ func writeMetrics(w io.Writer, states []control.State) error {
 		}
 	}
 	bw := bufio.NewWriter(w)
-	for _, f := range []*family{used, budget, gpu, state, warnings, pauses, interrupts, deaths} {
+	for _, f := range []*family{used, budget, budgetUsed, gpu, state, warnings, pauses, interrupts, deaths} {
 		f.write(bw)
 	}
 	return bw.Flush()

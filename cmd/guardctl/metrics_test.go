@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jupyter-guard/jupyter-guard/control"
 	"github.com/jupyter-guard/jupyter-guard/guard/diagnosis"
@@ -14,13 +15,18 @@ import (
 
 func TestWriteMetrics(t *testing.T) {
 	crashed := control.State{KernelID: "k1", Kernelspec: "python3-guarded", Notebook: "a \"quoted\" \\ path\nwith a line feed \xff.ipynb",
-		State: "idle", Memory: control.Memory{Used: 300 << 20, Budget: 2 << 30},
+		State: "idle", Memory: control.Memory{Kernel: 300 << 20, KernelSource: "tree_rss", Used: 300 << 20, Scope: "kernel",
+			Budget: 2 << 30, BudgetFrom: "JUPYTER_GUARD_LIMIT", MeasuredAt: time.Now()},
 		GPU:         []control.GPU{{Index: 0, Used: 3 << 30}, {Index: 3}},
 		DeathCauses: map[string]int{"segfault": 2}, Actions: map[string]int{"warn": 1, "alert": 1, "pause": 3, "thaw": 3}}
-	hidden := control.State{KernelID: "k2", Kernelspec: "bash-guarded", State: "paused", Memory: control.Memory{Used: 1, Budget: 2},
+	hidden := control.State{KernelID: "k2", Kernelspec: "bash-guarded", State: "paused",
+		Memory: control.Memory{Kernel: 1, KernelSource: "tree_rss", Used: 5 << 30, Scope: "host", Budget: 6 << 30, BudgetFrom: "host",
+			MeasuredAt: time.Now()},
 		GPU: []control.GPU{{Index: 0, Used: 0}}, GPUUnknown: "a container"}
+	restarting := control.State{KernelID: "k3", Kernelspec: "python3-guarded", State: "restarting",
+		Memory: control.Memory{Budget: 2 << 30, BudgetFrom: "MEM_LIMIT"}}
 	var b bytes.Buffer
-	if err := writeMetrics(&b, []control.State{crashed, hidden}); err != nil {
+	if err := writeMetrics(&b, []control.State{crashed, hidden, restarting}); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
@@ -28,9 +34,12 @@ func TestWriteMetrics(t *testing.T) {
 	k1 := `kernel_id="k1",kernelspec="python3-guarded",notebook="a \"quoted\" \\ path\nwith a line feed ` + "\uFFFD" + `.ipynb"`
 	k2 := `kernel_id="k2",kernelspec="bash-guarded",notebook=""`
 	for _, want := range []string{
-		"jupyter_guard_memory_used_bytes{" + k1 + "} 314572800\n",
-		"jupyter_guard_memory_budget_bytes{" + k1 + "} 2147483648\n",
-		"jupyter_guard_memory_used_bytes{" + k2 + "} 1\n",
+		"jupyter_guard_memory_used_bytes{" + k1 + `,source="tree_rss"} 314572800` + "\n",
+		"jupyter_guard_memory_budget_bytes{" + k1 + `,from="JUPYTER_GUARD_LIMIT"} 2147483648` + "\n",
+		"jupyter_guard_memory_budget_used_bytes{" + k1 + `,scope="kernel"} 314572800` + "\n",
+		"jupyter_guard_memory_used_bytes{" + k2 + `,source="tree_rss"} 1` + "\n",
+		"jupyter_guard_memory_budget_used_bytes{" + k2 + `,scope="host"} 5368709120` + "\n",
+		"jupyter_guard_memory_budget_bytes{" + k2 + `,from="host"} 6442450944` + "\n",
 		"jupyter_guard_gpu_memory_used_bytes{" + k1 + `,gpu="0"} 3221225472` + "\n",
 		"jupyter_guard_gpu_memory_used_bytes{" + k1 + `,gpu="3"} 0` + "\n",
 		"jupyter_guard_state{" + k1 + `,state="idle"} 1` + "\n",
@@ -47,6 +56,9 @@ func TestWriteMetrics(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("no line %q", want)
 		}
+	}
+	if strings.Contains(out, `_used_bytes{kernel_id="k3"`) {
+		t.Error("a kernel not measured (restarting) has memory figures")
 	}
 	if strings.Contains(out, k2+`,gpu=`) {
 		t.Error("GPU memory of a kernel whose share is unknown is printed")
@@ -72,11 +84,11 @@ func TestWriteMetrics(t *testing.T) {
 			t.Errorf("metric %q lacks the jupyter_guard_ prefix", name)
 		}
 	}
-	if len(seen) != 8 {
-		t.Errorf("%d metrics, want 8: %v", len(seen), seen)
+	if len(seen) != 9 {
+		t.Errorf("%d metrics, want 9: %v", len(seen), seen)
 	}
-	if n := strings.Count(out, "jupyter_guard_deaths_total{"); n != 2*len(diagnosis.Causes) {
-		t.Errorf("%d death counters, want every cause for each kernel (%d)", n, 2*len(diagnosis.Causes))
+	if n := strings.Count(out, "jupyter_guard_deaths_total{"); n != 3*len(diagnosis.Causes) {
+		t.Errorf("%d death counters, want every cause for each kernel (%d)", n, 3*len(diagnosis.Causes))
 	}
 }
 

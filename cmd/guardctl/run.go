@@ -131,6 +131,11 @@ func guardEnv(o runOptions, getenv func(string) string) []string {
 	if action := headlessAction(o.action, getenv); action != "" {
 		env = append(env, "JUPYTER_GUARD_ACTION="+action)
 	}
+	// guardctl run reads the guard's KernelDied itself: the proxy restarts
+	// a dead kernel in place, as under a Jupyter server.
+	if getenv("JUPYTER_GUARD_RESTART") == "" {
+		env = append(env, "JUPYTER_GUARD_RESTART=guard")
+	}
 	return env
 }
 
@@ -224,6 +229,7 @@ func runNotebook(args []string) error {
 	stop.running(k)
 
 	progress := &runProgress{w: os.Stderr, total: len(nb.Cells), ledger: openLedger(k)}
+	progress.ledger.announce(os.Stderr)
 	ex.OnDone = progress.done
 	_, runErr := ex.Run(ctx) // progress keeps each cell's result, with its memory
 
@@ -358,6 +364,29 @@ func openLedger(k *client.Kernel) *ledger {
 		return nil
 	}
 	return &ledger{c}
+}
+
+// announce says what budget the guard holds the kernel to, and where it
+// comes from (the proxy says it only in its debug log).
+func (l *ledger) announce(w io.Writer) {
+	if l == nil {
+		return
+	}
+	st, err := l.conn.State()
+	if err != nil {
+		return
+	}
+	m := st.Memory
+	fmt.Fprintf(w, "guardctl run: budget %s from %s: warn at %s, pause at %s, measured on %s; action %s\n",
+		units.FormatBytes(m.Budget), m.LimitSource, units.FormatBytes(m.Warn), units.FormatBytes(m.Pause), measuredOn(m), m.Action)
+}
+
+// measuredOn is the figure the budget counts, as the guard's log names it.
+func measuredOn(m control.Memory) string {
+	if m.Scope == control.ScopeKernel {
+		return m.KernelSource
+	}
+	return m.Scope
 }
 
 // cell is the ledger's entry for the cell of r, by its execution count.

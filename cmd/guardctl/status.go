@@ -129,13 +129,13 @@ func printKernels(w io.Writer, ks []kernel, skipped int) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "KERNEL\tKERNELSPEC\tNOTEBOOK\tSTATE\tMEMORY\tGPU\tUPTIME\tLAST CELL\tDEATHS")
+	fmt.Fprintln(tw, "KERNEL\tKERNELSPEC\tNOTEBOOK\tSTATE\tMEMORY\tBUDGET FROM\tGPU\tUPTIME\tLAST CELL\tDEATHS")
 	var unknown []string
 	for _, k := range ks {
 		s := k.State
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n",
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n",
 			control.ShortID(s.KernelID), orDash(shown(s.Kernelspec, 40)), orDash(shown(s.Notebook, 60)), stateCell(s), memoryCell(s.Memory),
-			gpuCell(s), units.FormatDuration(time.Since(s.Started)), lastCellCell(s.LastCell), s.Deaths)
+			budgetCell(s.Memory), gpuCell(s), units.FormatDuration(time.Since(s.Started)), lastCellCell(s.LastCell), s.Deaths)
 		if s.Memory.LimitUnseen != "" {
 			unknown = append(unknown, fmt.Sprintf("Memory limit of %s: %s; its budget is the host's memory: set JUPYTER_GUARD_LIMIT to the real limit.",
 				control.ShortID(s.KernelID), shown(s.Memory.LimitUnseen, 300)))
@@ -169,16 +169,36 @@ func stateCell(s control.State) string {
 	return s.State
 }
 
+// memoryCell is the kernel's own memory against its budget: "412 MiB / 600
+// MiB (69%)", marked " !" near the budget when the budget counts it.
 func memoryCell(m control.Memory) string {
 	if m.Budget == 0 {
-		return units.FormatBytes(m.Used)
+		return units.FormatBytes(m.Kernel)
 	}
-	cell := fmt.Sprintf("%s / %s (%.0f%%)", units.FormatBytes(m.Used), units.FormatBytes(m.Budget), m.Share*100)
+	cell := fmt.Sprintf("%s / %s (%.0f%%)", units.FormatBytes(m.Kernel), units.FormatBytes(m.Budget), m.KernelShare*100)
 	switch {
-	case m.Share >= 0.8:
+	case m.Scope == control.ScopeKernel && m.Share >= 0.8:
 		cell += " !"
 	case m.LimitUnseen != "":
 		cell += " ?" // the budget may be above the real limit: see the line below the table
+	}
+	return cell
+}
+
+// budgetCell says where the budget comes from and, when it counts the host
+// or a cgroup shared with others rather than the kernel, what that scope
+// uses: "host memory: 1.5 GiB used (6%)", marked " !" near the budget.
+func budgetCell(m control.Memory) string {
+	from := shown(m.LimitSource, 40)
+	if m.LimitUnseen != "" {
+		from = "host memory" // the reason is below the table
+	}
+	if m.Scope != control.ScopeHost && m.Scope != control.ScopeCgroup {
+		return orDash(from)
+	}
+	cell := fmt.Sprintf("%s: %s used (%.0f%%)", from, units.FormatBytes(m.Used), m.Share*100)
+	if m.Share >= 0.8 {
+		cell += " !"
 	}
 	return cell
 }
@@ -217,8 +237,16 @@ func lastCellCell(c *control.Cell) string {
 }
 
 func runCells(args []string) error {
-	cl := newCmdline("cells", "KERNEL", "Shows the per-cell memory ledger of one guarded kernel (KERNEL: a unique id prefix or the notebook's name); the cells that grew most are marked.", 1, 1)
-	asJSON := cl.Bool("json", false, "print the ledger as JSON (the control API's cells, a stable shape for scripts)")
+	return showKernel(args, "cells", "Shows the per-cell memory ledger of one guarded kernel (KERNEL: a unique id prefix or the notebook's name); the cells that grew most are marked.",
+		"print the ledger as JSON (the control API's cells, a stable shape for scripts)", (*control.Conn).Cells, printCells)
+}
+
+// showKernel runs a command that reads one kernel (KERNEL: a unique id
+// prefix or the notebook's name) with read and prints what it read with
+// text, or as JSON with --json.
+func showKernel[T any](args []string, cmd, about, jsonHelp string, read func(*control.Conn) (T, error), text func(io.Writer, T) error) error {
+	cl := newCmdline(cmd, "KERNEL", about, 1, 1)
+	asJSON := cl.Bool("json", false, jsonHelp)
 	pos, err := cl.parse(args)
 	if err != nil {
 		return err
@@ -227,14 +255,14 @@ func runCells(args []string) error {
 	if err != nil {
 		return err
 	}
-	cells, err := k.Conn.Cells()
+	v, err := read(k.Conn)
 	if err != nil {
 		return err
 	}
 	if *asJSON {
-		return printJSON(os.Stdout, cells)
+		return printJSON(os.Stdout, v)
 	}
-	return printCells(os.Stdout, cells)
+	return text(os.Stdout, v)
 }
 
 // printJSON prints v indented, as status --json does; an empty ledger is

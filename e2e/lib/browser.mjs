@@ -239,3 +239,14 @@ export async function screenshot(page, path) {
   await page.screenshot({ path });
   return path;
 }
+
+/** Drags the right side bar's edge 150 px left, so the panel's lines do not wrap. */
+export async function widenRightSidebar(page) {
+  const edge = await page.locator('#jp-main-split-panel > .lm-SplitPanel-handle:visible').last().boundingBox();
+  const x = edge.x + edge.width / 2;
+  const y = edge.y + edge.height / 2;
+  await page.mouse.move(x, y);
+  await page.mouse.down();
+  await page.mouse.move(x - 150, y, { steps: 5 });
+  await page.mouse.up();
+}

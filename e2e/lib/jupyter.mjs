@@ -5,7 +5,7 @@
 // installed there by the project's own `guardctl install`, as a user would.
 
 import { spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
@@ -96,6 +96,7 @@ export async function startJupyter({ name, env = {}, notebooks = {}, guardctl: b
 
 async function serve({ name, env, notebooks, kernels, resourceUsage, python, guardctl, base, dirs, root }) {
   for (const d of [root, ...Object.values(dirs)]) mkdirSync(d, { recursive: true });
+  chmodSync(dirs.JUPYTER_RUNTIME_DIR, 0o700); // as Jupyter makes it (the proxy says so of any other)
 
   const artifacts = join(ARTIFACTS, name);
   rmSync(artifacts, { recursive: true, force: true });

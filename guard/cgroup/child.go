@@ -69,3 +69,32 @@ func (g *Group) SetLimit(bytes uint64) error {
 	}
 	return writeFile(g.file(limitFiles[k]), strconv.FormatUint(bytes, 10))
 }
+
+// HoldsOnly tells whether every process in the group, and in the groups
+// below it (whose usage is the group's too), is one of pids: then the
+// group's usage is theirs alone. It stops at the first other process.
+func (g *Group) HoldsOnly(pids []int) (bool, error) {
+	ours := make(map[int]bool, len(pids))
+	for _, p := range pids {
+		ours[p] = true
+	}
+	only := true
+	err := filepath.WalkDir(g.Dir, func(dir string, d os.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			var procs []int
+			if procs, err = (&Group{Dir: dir}).Procs(); err == nil {
+				for _, p := range procs {
+					if !ours[p] {
+						only = false
+						return filepath.SkipAll
+					}
+				}
+			}
+		}
+		if errors.Is(err, os.ErrNotExist) && dir != g.Dir {
+			return nil // a group below, removed meanwhile
+		}
+		return err
+	})
+	return only, err
+}

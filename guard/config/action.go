@@ -27,3 +27,31 @@ func ParseAction(s string) (Action, error) {
 	}
 	return "", errors.New("unknown action; use pause, interrupt or warn")
 }
+
+// Restart says who restarts a kernel that died.
+type Restart string
+
+const (
+	// RestartGuard: the proxy starts the kernel again behind the same
+	// ports and tells the cell what happened. A Jupyter server would
+	// restart it anyway; this way its user keeps the notebook's session.
+	RestartGuard Restart = "guard"
+	// RestartClient: the proxy ends with the kernel, as a plain kernel
+	// does, once it has told the running cell why. A client that restarts
+	// no kernel (nbclient, papermill, nbconvert) then sees the death as
+	// Jupyter's own (DeadKernelError) and stops, rather than go on in a
+	// fresh kernel without the notebook's variables.
+	RestartClient Restart = "client"
+	// RestartAuto: guard when a Jupyter server started the kernel for a
+	// notebook, else client (the supervisor tells which).
+	RestartAuto Restart = "auto"
+)
+
+// ParseRestart reads guard, client or auto, in any case.
+func ParseRestart(s string) (Restart, error) {
+	switch r := Restart(strings.ToLower(strings.TrimSpace(s))); r {
+	case RestartGuard, RestartClient, RestartAuto:
+		return r, nil
+	}
+	return "", errors.New("unknown restart; use guard, client or auto")
+}

@@ -19,6 +19,13 @@ type Config struct {
 	// GPUWarn is the share or size of a GPU's memory that the kernel may
 	// hold before the running cell is warned; the zero Spec is off.
 	GPUWarn Spec
+	// MemLimit is MEM_LIMIT in bytes, 0 if unset: the memory limit
+	// JupyterHub's spawners give a user's server, which
+	// jupyter-resource-usage shows. Without JUPYTER_GUARD_LIMIT, it is the
+	// budget unless a cgroup's limit is lower.
+	MemLimit uint64
+	// Restart says who restarts a kernel that died (RestartAuto, ...).
+	Restart Restart
 
 	// origin quotes what the user wrote for each setting they set, such as
 	// "JUPYTER_GUARD_WARN=90%", so errors found later can point at it.
@@ -35,6 +42,7 @@ func Default() Config {
 		MaxRestarts:   5,
 		RestartWindow: time.Minute,
 		GPUWarn:       Spec{Percent: 90},
+		Restart:       RestartAuto,
 	}
 }
 

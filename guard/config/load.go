@@ -3,6 +3,9 @@ package config
 import (
 	"flag"
 	"fmt"
+	"strings"
+
+	"github.com/jupyter-guard/jupyter-guard/guard/units"
 )
 
 // RegisterFlags adds --limit, --warn, … to fs. Parse fs, then call Load.
@@ -37,6 +40,13 @@ func Load(getenv func(string) string, fs *flag.FlagSet) (Config, error) {
 			return Config{}, fmt.Errorf("%s: %w", origin, err)
 		}
 		c.origin[s.name] = origin
+	}
+	if v := strings.TrimSpace(getenv("MEM_LIMIT")); v != "" {
+		n, err := units.ParseSize(v)
+		if err != nil {
+			return Config{}, fmt.Errorf("MEM_LIMIT=%s: not a size; JupyterHub sets it in bytes, such as 1073741824", v)
+		}
+		c.MemLimit = n // 0, as JupyterHub never sets it, means no limit
 	}
 	return c, nil
 }

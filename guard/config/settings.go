@@ -75,8 +75,14 @@ var (
 			return c.GPUWarn.String()
 		},
 	}
+	restartSetting = setting{
+		name:  "restart",
+		usage: "who restarts a kernel that died: guard (the proxy, in place), client (whoever started it, as for a plain kernel), or auto (guard under a Jupyter server, else client)",
+		set:   func(c *Config, s string) (err error) { c.Restart, err = ParseRestart(s); return err },
+		get:   func(c Config) string { return string(c.Restart) },
+	}
 	settings = []setting{limitSetting, warnSetting, pauseSetting, actionSetting, maxRestartsSetting, restartWindowSetting,
-		hostProcSetting, gpuWarnSetting}
+		hostProcSetting, gpuWarnSetting, restartSetting}
 )
 
 // parseGPUWarn reads a share or size, or "off" (the zero Spec).

@@ -26,28 +26,52 @@ type Budget struct {
 	// exceed.
 	Detected cgroup.Limit
 	// Source says where the budget comes from, for messages:
-	// "JUPYTER_GUARD_LIMIT", "cgroup v1 /a/b", "80% of host memory".
+	// "JUPYTER_GUARD_LIMIT", "MEM_LIMIT", "cgroup v1 /a/b", "80% of host
+	// memory".
 	Source string
+	// From is Source in a word, for the status bar: FromSetting,
+	// FromMemLimit, FromCgroup or FromHost.
+	From string
 }
 
-// NewBudget resolves cfg against the limit detected for the kernel. Its
-// errors are config's: they quote the setting and say what to write.
+// From words for Budget.From: what a budget comes from.
+const (
+	FromSetting  = "JUPYTER_GUARD_LIMIT"
+	FromMemLimit = "MEM_LIMIT"
+	FromCgroup   = "cgroup"
+	FromHost     = "host"
+)
+
+// NewBudget resolves cfg against the limit detected for the kernel. A size
+// (JUPYTER_GUARD_LIMIT) is a budget for the kernel's own processes; a share
+// (100% unless set) is taken of the lowest limit that applies: MEM_LIMIT,
+// then the cgroup's or the host's. Its errors are config's: they quote the
+// setting and say what to write.
 func NewBudget(cfg config.Config, detected cgroup.Limit) (Budget, error) {
-	lines, err := cfg.Resolve(detected.Bytes)
+	base := detected.Bytes
+	memLimit := cfg.Limit.Percent > 0 && cfg.MemLimit > 0 && (base == 0 || cfg.MemLimit < base)
+	if memLimit {
+		base = cfg.MemLimit
+	}
+	lines, err := cfg.Resolve(base)
 	if err != nil {
 		return Budget{}, err
 	}
 	b := Budget{Budget: lines, Action: cfg.Action, Detected: detected}
 	switch {
 	case cfg.Limit.Percent == 0:
-		b.Figure, b.Source = ledger.Tree, "JUPYTER_GUARD_LIMIT"
+		b.Figure, b.Source, b.From = ledger.Tree, FromSetting, FromSetting
 		return b, nil
+	case memLimit:
+		// JupyterHub's limit for the whole server, which nothing may
+		// enforce: the kernel's own processes are what the guard can hold
+		// to it (jupyter-resource-usage counts processes too).
+		b.Figure, b.Source, b.From = ledger.Tree, FromMemLimit, FromMemLimit
 	case detected.Kind == cgroup.HostMemory:
-		b.Figure = ledger.Host
+		b.Figure, b.Source, b.From = ledger.Host, detected.Source(), FromHost
 	default:
-		b.Figure = ledger.Cgroup
+		b.Figure, b.Source, b.From = ledger.Cgroup, detected.Source(), FromCgroup
 	}
-	b.Source = detected.Source()
 	if cfg.Limit.Percent != 100 {
 		b.Source = fmt.Sprintf("%s%% of %s", strconv.FormatFloat(cfg.Limit.Percent, 'f', -1, 64), b.Source)
 	}

@@ -33,6 +33,18 @@ func TestNewBudgetFigure(t *testing.T) {
 		{"share of a cgroup limit", map[string]string{"JUPYTER_GUARD_LIMIT": "50%"}, v1, ledger.Cgroup, "50% of cgroup v1 /jobs/a", 768 * mib},
 		{"host RAM", nil, host, ledger.Host, "host memory", 24 << 30},
 		{"absolute limit", map[string]string{"JUPYTER_GUARD_LIMIT": "300MiB"}, v1, ledger.Tree, "JUPYTER_GUARD_LIMIT", 300 * mib},
+		// JupyterHub's MEM_LIMIT: below the host's memory or a cgroup's
+		// limit it is the budget, counted on the kernel's processes; above
+		// a cgroup's limit the cgroup's wins; a size set for the guard wins
+		// over it, and a share is taken of it.
+		{"MEM_LIMIT below host RAM", map[string]string{"MEM_LIMIT": "1073741824"}, host, ledger.Tree, "MEM_LIMIT", 1 << 30},
+		{"MEM_LIMIT below a cgroup limit", map[string]string{"MEM_LIMIT": "1073741824"}, v1, ledger.Tree, "MEM_LIMIT", 1 << 30},
+		{"MEM_LIMIT above a cgroup limit", map[string]string{"MEM_LIMIT": "4294967296"}, v1, ledger.Cgroup, "cgroup v1 /jobs/a", 1536 * mib},
+		{"JUPYTER_GUARD_LIMIT over MEM_LIMIT", map[string]string{"MEM_LIMIT": "1073741824", "JUPYTER_GUARD_LIMIT": "300MiB"}, host,
+			ledger.Tree, "JUPYTER_GUARD_LIMIT", 300 * mib},
+		{"a share of MEM_LIMIT", map[string]string{"MEM_LIMIT": "1073741824", "JUPYTER_GUARD_LIMIT": "50%"}, host,
+			ledger.Tree, "50% of MEM_LIMIT", 512 * mib},
+		{"MEM_LIMIT=0 is no limit", map[string]string{"MEM_LIMIT": "0"}, host, ledger.Host, "host memory", 24 << 30},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -44,6 +56,26 @@ func TestNewBudgetFigure(t *testing.T) {
 				t.Errorf("budget %+v, want figure %s, source %q, limit %d", b, tt.figure, tt.source, tt.limit)
 			}
 		})
+	}
+}
+
+func TestNewBudgetFrom(t *testing.T) {
+	host := cgroup.Limit{Bytes: 24 << 30, Kind: cgroup.HostMemory}
+	v2 := cgroup.Limit{Bytes: 1 << 30, Kind: cgroup.V2Max, Path: "/job"}
+	for _, tt := range []struct {
+		env      map[string]string
+		detected cgroup.Limit
+		from     string
+	}{
+		{nil, host, FromHost},
+		{map[string]string{"JUPYTER_GUARD_LIMIT": "80%"}, v2, FromCgroup},
+		{map[string]string{"JUPYTER_GUARD_LIMIT": "300MiB"}, v2, FromSetting},
+		{map[string]string{"MEM_LIMIT": "536870912"}, v2, FromMemLimit},
+	} {
+		b, err := NewBudget(load(t, tt.env), tt.detected)
+		if err != nil || b.From != tt.from {
+			t.Errorf("env %v under %s: From %q, %v; want %q", tt.env, tt.detected.Source(), b.From, err, tt.from)
+		}
 	}
 }
 

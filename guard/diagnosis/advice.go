@@ -33,6 +33,9 @@ func (d *Diagnosis) advice() []string {
 	case CauseExit:
 		points = d.exitAdvice()
 	}
+	if d.Evidence.Unanswered && d.Cause != CauseOOMCgroup && d.Cause != CauseOOMHost {
+		points = d.startAdvice()
+	}
 	var lines []string
 	for _, p := range points {
 		lines = append(lines, wrap(p, "  - ", "    ")...)
@@ -204,6 +207,33 @@ func (d *Diagnosis) exitAdvice() []string {
 	return []string{fmt.Sprintf("Something ended the kernel process with code %d: the code, or a "+
 		"native library that exits on an error it cannot handle (its last output, if any, is "+
 		"above).", code)}
+}
+
+// startAdvice is for a kernel that died before it answered: what it
+// printed says why, and its command and environment are what to check.
+func (d *Diagnosis) startAdvice() []string {
+	return []string{
+		"The kernel's program ended before it answered Jupyter: its last lines above usually say " +
+			"why (a module or file that is missing, a wrong option).",
+		fmt.Sprintf("Check the kernelspec's argv, %s (jupyter kernelspec list shows where its kernel.json is), "+
+			"and the environment it starts in: PATH, the Python environment and its packages, the "+
+			"kernelspec's env.", quoteArgv(d.Evidence.Argv)),
+	}
+}
+
+// quoteArgv is a command line as a shell would take it, briefly.
+func quoteArgv(argv []string) string {
+	if len(argv) == 0 {
+		return "(unknown)"
+	}
+	q := make([]string, len(argv))
+	for i, a := range argv {
+		if a == "" || strings.ContainsAny(a, " \t'\"\\$") {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		q[i] = a
+	}
+	return strings.Join(q, " ")
 }
 
 func capitalize(s string) string {

@@ -28,6 +28,11 @@ type Evidence struct {
 	GPUDriver string
 	// Restart is what the proxy does next.
 	Restart Restart
+	// Unanswered is set when the kernel died before it ever answered
+	// Jupyter: it could not start. Argv is its command line, for the
+	// advice.
+	Unanswered bool
+	Argv       []string
 }
 
 // OOMCounter is the cgroup's OOM-kill count (cgroup v1 memory.oom_control
@@ -104,4 +109,7 @@ type Restart struct {
 	// Deaths counts the deaths within Window, this one included.
 	Deaths int           `json:"deaths,omitzero"`
 	Window time.Duration `json:"window_ns,omitzero"`
+	// ByClient is set when the proxy ends with the kernel, leaving it to
+	// the program that started it to start another, as for a plain kernel.
+	ByClient bool `json:"by_client,omitempty"`
 }

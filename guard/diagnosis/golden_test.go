@@ -139,6 +139,28 @@ func goldenCases(t *testing.T) map[string]Evidence {
 		"signal-sigterm-idle": {
 			PID: 4242, Exit: killed(syscall.SIGTERM),
 		},
+		// A kernel whose environment lacks ipykernel, under a Jupyter
+		// server: the proxy tries again.
+		"exit-at-start": {
+			PID: 4242, Exit: ExitStatus{Code: 1},
+			Stderr:     []string{"/opt/conda/envs/old/bin/python: No module named ipykernel_launcher"},
+			Unanswered: true,
+			Argv:       []string{"/opt/conda/envs/old/bin/python", "-m", "ipykernel_launcher", "-f", "{connection_file}"},
+		},
+		// The same under nbclient, with the restarts the client's.
+		"exit-at-start-client": {
+			PID: 4242, Exit: ExitStatus{Code: 3},
+			Stderr:     []string{"starting", "my-kernel: cannot read /etc/my-kernel.conf"},
+			Unanswered: true,
+			Argv:       []string{"/usr/local/bin/my kernel", "{connection_file}"},
+			Restart:    Restart{ByClient: true},
+		},
+		// A crash under nbclient: the proxy ends with the kernel.
+		"segfault-client": {
+			PID: 4242, Exit: killed(syscall.SIGSEGV),
+			Cell:    &Cell{ExecutionCount: 5, Code: "out = fast_lib.transform(data)"},
+			Restart: Restart{ByClient: true},
+		},
 	}
 }
 
@@ -176,7 +198,11 @@ func TestGolden(t *testing.T) {
 func TestMessagesReadInATerminal(t *testing.T) {
 	for name, ev := range goldenCases(t) {
 		d := Diagnose(ev)
-		if d.Traceback[0] != "jupyter-guard: kernel died ("+causeTitles[d.Cause]+")" {
+		first, end := "jupyter-guard: kernel died (", "were lost"
+		if ev.Unanswered {
+			first, end = "jupyter-guard: the kernel could not start (", "start"
+		}
+		if d.Traceback[0] != first+causeTitles[d.Cause]+")" {
 			t.Errorf("%s: first line %q", name, d.Traceback[0])
 		}
 		if strings.Contains(d.Evalue, "\n") {
@@ -188,7 +214,7 @@ func TestMessagesReadInATerminal(t *testing.T) {
 			}
 		}
 		last := d.Traceback[len(d.Traceback)-1]
-		if !strings.Contains(last, "were lost") && !strings.Contains(strings.Join(d.Traceback[len(d.Traceback)-2:], " "), "were lost") {
+		if !strings.Contains(last, end) && !strings.Contains(strings.Join(d.Traceback[len(d.Traceback)-2:], " "), end) {
 			t.Errorf("%s: does not end with the restart and lost variables: %q", name, last)
 		}
 	}

@@ -62,7 +62,11 @@ func (d *Diagnosis) summary() string {
 	if why != "" {
 		s += " (" + why + ")"
 	}
-	s += d.where()
+	if d.Evidence.Unanswered {
+		s += " before it answered Jupyter: it never started"
+	} else {
+		s += d.where()
+	}
 	if d.Cause == CauseOutsideKill {
 		s += d.oomRuledOut()
 	}

@@ -168,20 +168,29 @@ func TestUsageGoesOnPastAFailingGPU(t *testing.T) {
 }
 
 func TestOpenWhenInitFails(t *testing.T) {
+	if hinted() {
+		t.Skip("this machine has an NVIDIA device node")
+	}
 	tests := []struct {
-		ret  nvml.Return
-		want string
+		ret     nvml.Return
+		visible string // NVIDIA_VISIBLE_DEVICES
+		want    NoGPU
 	}{
-		{nvml.ERROR_LIBRARY_NOT_FOUND, "no NVIDIA driver library (libnvidia-ml.so.1)"},
-		{nvml.ERROR_DRIVER_NOT_LOADED, "the NVIDIA driver is not loaded"},
-		{nvml.ERROR_NO_PERMISSION, "NVML did not start: ERROR_NO_PERMISSION"},
+		// No library and nothing that says a GPU was given: no news.
+		{nvml.ERROR_LIBRARY_NOT_FOUND, "", NoGPU{Reason: "no NVIDIA driver library (libnvidia-ml.so.1)"}},
+		{nvml.ERROR_LIBRARY_NOT_FOUND, "void", NoGPU{Reason: "no NVIDIA driver library (libnvidia-ml.so.1)"}},
+		// A container given a GPU without the library: worth a line.
+		{nvml.ERROR_LIBRARY_NOT_FOUND, "all", NoGPU{Reason: "no NVIDIA driver library (libnvidia-ml.so.1)", Expected: true}},
+		{nvml.ERROR_DRIVER_NOT_LOADED, "", NoGPU{Reason: "the NVIDIA driver is not loaded", Expected: true}},
+		{nvml.ERROR_NO_PERMISSION, "", NoGPU{Reason: "NVML did not start: ERROR_NO_PERMISSION", Expected: true}},
 	}
 	for _, tt := range tests {
+		t.Setenv("NVIDIA_VISIBLE_DEVICES", tt.visible)
 		// Only Init is set: any other call, Shutdown included, panics.
 		lib := &mock.Interface{InitFunc: func() nvml.Return { return tt.ret }}
 		meter := open(lib, samePIDs)
-		if meter != (NoGPU{Reason: tt.want}) {
-			t.Errorf("open with Init failing with %v = %#v, want NoGPU{%q}", tt.ret, meter, tt.want)
+		if meter != tt.want {
+			t.Errorf("open with Init failing with %v, NVIDIA_VISIBLE_DEVICES=%q: %#v, want %#v", tt.ret, tt.visible, meter, tt.want)
 		}
 		meter.Usage([]int{1})
 		meter.Close()
@@ -208,8 +217,8 @@ func TestOpenWithoutDevices(t *testing.T) {
 		s.DeviceGetCountFunc = tt.count
 		shutdowns := countShutdowns(s)
 		meter := open(s, samePIDs)
-		if meter != (NoGPU{Reason: tt.want}) {
-			t.Errorf("open = %#v, want NoGPU{%q}", meter, tt.want)
+		if meter != (NoGPU{Reason: tt.want, Expected: true}) {
+			t.Errorf("open = %#v, want NoGPU{%q, Expected}", meter, tt.want)
 		}
 		if *shutdowns != 1 {
 			t.Errorf("NVML shut down %d times after a successful Init, want once", *shutdowns)

@@ -53,6 +53,9 @@ func TestOpenWithoutAGPU(t *testing.T) {
 	if none.Reason == "" {
 		t.Error("NoGPU gives no reason")
 	}
+	if strings.HasPrefix(none.Reason, "no NVIDIA driver library") && none.Expected != hinted() {
+		t.Errorf("NoGPU %+v: Expected is not what the machine hints (%v)", none, hinted())
+	}
 	if u, err := meter.Usage([]int{os.Getpid()}); err != nil || u.Total != 0 || len(u.GPUs) != 0 {
 		t.Errorf("Usage without a GPU = %+v, %v; want nothing", u, err)
 	}

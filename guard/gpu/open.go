@@ -49,7 +49,7 @@ func viewFrom(hostProc string) pidView {
 func open(lib nvml.Interface, view pidView) Meter {
 	if ret := lib.Init(); ret != nvml.SUCCESS {
 		// Touch nothing else, not even Shutdown: see the package comment.
-		return NoGPU{Reason: initFailure(ret)}
+		return NoGPU{Reason: initFailure(ret), Expected: ret != nvml.ERROR_LIBRARY_NOT_FOUND || hinted()}
 	}
 	devices, err := listDevices(lib)
 	if err == nil && len(devices) == 0 {
@@ -57,7 +57,7 @@ func open(lib nvml.Interface, view pidView) Meter {
 	}
 	if err != nil {
 		lib.Shutdown()
-		return NoGPU{Reason: err.Error()}
+		return NoGPU{Reason: err.Error(), Expected: true}
 	}
 	return &nvmlMeter{lib: lib, devices: devices, view: view, driver: driverOf(lib)}
 }

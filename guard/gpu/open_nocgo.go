@@ -7,5 +7,5 @@ package gpu
 // machine without the driver as far as the guard can tell. hostProc is
 // Open's in the cgo build, unused here.
 func Open(hostProc string) Meter {
-	return NoGPU{Reason: "guardctl was built without cgo, which NVML needs"}
+	return NoGPU{Reason: "guardctl was built without cgo, which NVML needs", Expected: hinted()}
 }

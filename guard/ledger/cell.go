@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"math"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -79,6 +80,15 @@ type Action struct {
 // Header is the raw header of the cell's execute_request: the parent of
 // every message posted into the cell.
 func (c *Cell) Header() []byte { return c.header }
+
+// Name is the cell as the notebook numbers it, for logs: "[3]", or "[ ]"
+// before the kernel gave it a number.
+func (c *Cell) Name() string {
+	if c.ExecutionCount == 0 {
+		return "[ ]"
+	}
+	return "[" + strconv.Itoa(c.ExecutionCount) + "]"
+}
 
 // Last is the latest measurement while the cell ran.
 func (c *Cell) Last() Memory { return c.last }

@@ -25,6 +25,8 @@ type Ledger struct {
 	// acts counts the actions of every cell ever recorded, by kind: the
 	// cells themselves are dropped past capacity.
 	acts map[string]int
+	// history is every measurement of the last minutes, for the picture.
+	history history
 }
 
 // Capacity is how many cells a ledger keeps by default: enough for a long
@@ -110,6 +112,7 @@ func (l *Ledger) Finish(id string, at time.Time) {
 // returns the cells it ended.
 func (l *Ledger) Observe(m Memory, at time.Time) (ended []*Cell) {
 	l.last, l.lastAt, l.seen = m, at, true
+	l.history.add(m, at)
 	for _, c := range l.open {
 		switch c.State {
 		case Running:

@@ -11,17 +11,41 @@ export interface IKernelState {
   notebook?: string;
   state: 'starting' | 'idle' | 'busy' | 'paused' | 'restarting' | 'dead' | string;
   started: string;
-  memory: {
-    used_bytes: number;
-    budget_bytes: number;
-    share: number;
-    limit_source: string;
-    limit_unseen?: string;
-  };
+  memory: IMemory;
   gpu?: { index: number; name: string; used_bytes: number; total_bytes: number }[];
   gpu_unknown?: string;
   deaths: number;
   last_cell?: ICell;
+}
+
+/**
+ * The kernel's memory: its own figure (kernel_bytes) against the budget,
+ * and what the budget counts (used_bytes), which is the host's or a shared
+ * cgroup's where scope says so.
+ */
+export interface IMemory {
+  kernel_bytes?: number; // absent from a proxy older than the field: used_bytes
+  kernel_source?: string;
+  used_bytes: number;
+  scope?: 'kernel' | 'cgroup' | 'host' | string;
+  budget_bytes: number;
+  share: number;
+  warn_bytes?: number;
+  pause_bytes?: number;
+  limit_source: string;
+  budget_from?: string;
+  limit_unseen?: string;
+  measured_at?: string;
+}
+
+/** A kernel's memory over the last minutes (`guardctl history --json`). */
+export interface IHistory {
+  budget_bytes: number;
+  warn_bytes: number;
+  pause_bytes: number;
+  kernel_source: string;
+  scope: string;
+  points: { t: number; kernel: number; used: number }[];
 }
 
 /** One cell of the ledger, as `guardctl cells --json` prints it. */
@@ -70,27 +94,53 @@ export function kernels(fresh = false, maxAge = 1000): Promise<IKernelState[]> {
   return answer;
 }
 export const cells = (id: string) => request<ICell[]>(`kernels/${encodeURIComponent(id)}/cells`);
+export const history = (id: string) => request<IHistory>(`kernels/${encodeURIComponent(id)}/history`);
 export const act = (id: string, action: Action) =>
   request<IKernelState>(`kernels/${encodeURIComponent(id)}/${action}`, { method: 'POST' });
 
-/** 1.5 GiB, 412 MiB: as guardctl prints sizes. */
+/** 1.5 GiB, 412 MiB, 23.5 GiB: as guardctl prints sizes (guard/units). */
 export function formatBytes(n: number): string {
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
+  if (n < 1024) {
+    return `${Math.round(n)} B`;
+  }
   let i = 0;
   while (n >= 1024 && i < units.length - 1) {
     n /= 1024;
     i++;
   }
-  const digits = i === 0 || n >= 100 ? 0 : n >= 10 ? 0 : 1;
-  return `${n.toFixed(digits)} ${units[i]}`;
+  // Three significant digits, trailing zeros dropped: 1.95 GiB, 11.3 GiB, 512 MiB.
+  let text = n.toFixed(n < 9.995 ? 2 : n < 99.95 ? 1 : 0);
+  if (text.includes('.')) {
+    text = text.replace(/\.?0+$/, '');
+  }
+  if (text === '1024' && i < units.length - 1) {
+    text = '1';
+    i++;
+  }
+  return `${text} ${units[i]}`;
 }
 
-/** "412 MiB / 600 MiB (69%)", or the used figure alone without a budget. */
-export function memoryText(m: IKernelState['memory']): string {
-  if (!m.budget_bytes) {
-    return formatBytes(m.used_bytes);
+/** The kernel's own memory, in bytes. */
+export function kernelBytes(m: IMemory): number {
+  return m.kernel_bytes ?? m.used_bytes;
+}
+
+/** "412 MiB / 600 MiB": the kernel's own memory against its budget. */
+export function memoryText(m: IMemory): string {
+  const own = formatBytes(kernelBytes(m));
+  return m.budget_bytes ? `${own} / ${formatBytes(m.budget_bytes)}` : own;
+}
+
+/**
+ * Where the budget comes from, and what the host or a shared cgroup uses
+ * when the budget counts that: "MEM_LIMIT", "host: 1.9 GiB used".
+ */
+export function budgetText(m: IMemory): string {
+  if (m.scope === 'host' || m.scope === 'cgroup') {
+    return `${m.scope}: ${formatBytes(m.used_bytes)} used`;
   }
-  return `${formatBytes(m.used_bytes)} / ${formatBytes(m.budget_bytes)} (${Math.round(m.share * 100)}%)`;
+  return m.budget_from || m.limit_source;
 }
 
 /** The state as users should read it: the ones that need a person in capitals. */

@@ -21,7 +21,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
   requires: [INotebookTracker],
   optional: [IStatusBar, IMainMenu],
   activate: (app: JupyterFrontEnd, tracker: INotebookTracker, statusBar: IStatusBar | null, mainMenu: IMainMenu | null) => {
-    const panel = new GuardPanel(tracker);
+    const panel = new GuardPanel(tracker, app.serviceManager.sessions);
     panel.title.icon = shield;
     app.shell.add(panel, 'right', { rank: 900 });
 

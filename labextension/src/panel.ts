@@ -1,18 +1,23 @@
-// The side panel: every guarded kernel of the user, as `guardctl status`
-// shows them, with Resume, Interrupt and Restart, and the per-cell ledger
-// (`guardctl cells`) of the one selected. It polls every 2 s while shown.
+// The side panel: every guarded kernel of the user, named by its notebook,
+// as `guardctl status` shows them, with Resume, Interrupt and Restart; for
+// the one selected, the picture of its memory over the last minutes
+// (`guardctl history`) and its per-cell ledger (`guardctl cells`). It polls
+// every 2 s while shown.
 
 import { Dialog, ISessionContext, showDialog } from '@jupyterlab/apputils';
 import { INotebookTracker } from '@jupyterlab/notebook';
+import { Session } from '@jupyterlab/services';
 import { Widget } from '@lumino/widgets';
-import { Action, act, cells, formatBytes, IKernelState, kernels, memoryText, stateText } from './api';
+import { Action, act, budgetText, cells, formatBytes, history, ICell, IHistory, IKernelState, kernelBytes, kernels, memoryText,
+  stateText } from './api';
+import { memoryChart } from './chart';
 
 // Every 2 s while a kernel runs or is paused, every 5 s while all idle.
 const PANEL_MS = 2000;
 const PANEL_IDLE_MS = 5000;
 
 export class GuardPanel extends Widget {
-  constructor(tracker: INotebookTracker) {
+  constructor(tracker: INotebookTracker, private sessions: Session.IManager) {
     super();
     // The notebook in front starting a cell: look now, not at the idle pace.
     const follow = () => {
@@ -31,6 +36,7 @@ export class GuardPanel extends Widget {
     this.node.innerHTML = '<h2>Guarded Kernels</h2><div class="jp-GuardPanel-error" role="alert"></div>' +
       '<ul class="jp-GuardPanel-kernels"></ul>' +
       '<p class="jp-GuardPanel-none">No guarded kernel is running.</p>' +
+      '<h3 class="jp-GuardPanel-chartTitle"></h3><div class="jp-GuardPanel-chart"></div>' +
       '<h3 class="jp-GuardPanel-cellsTitle"></h3><table class="jp-GuardPanel-cells"><tbody></tbody></table>';
   }
 
@@ -45,12 +51,16 @@ export class GuardPanel extends Widget {
       }
       this.selected = this.selected ?? this.kernels[0]?.kernel_id ?? null;
       this.render();
-      // The ledger only when it may have changed: a cell ran, or runs.
+      // The ledger and the history only when they may have changed: a
+      // cell ran, or runs; in between, the picture moves on with the
+      // kernel list's figures.
       const sel = this.kernels.find((k) => k.kernel_id === this.selected);
       const mark = sel ? JSON.stringify([sel.state, sel.last_cell]) : '';
       if (fresh || mark !== this.ledgerMark || sel?.state === 'busy' || sel?.state === 'paused') {
         this.ledgerMark = mark;
-        await this.renderCells();
+        await this.renderSelected();
+      } else {
+        this.renderChart();
       }
     } catch (err) {
       this.showError(String((err as Error).message ?? err));
@@ -90,7 +100,18 @@ export class GuardPanel extends Widget {
     body.replaceChildren(...this.kernels.map((k) => this.row(k)));
   }
 
-  /** One kernel: "9044d259 grow.ipynb PAUSED", its memory, its buttons. */
+  /** The kernel's notebook, as the server's sessions or the kernel itself name it, else its kernelspec. */
+  private nameOf(k: IKernelState): string {
+    let path = k.notebook;
+    for (const m of this.sessions.running()) {
+      if (!path && m.kernel?.id === k.kernel_id) {
+        path = m.path;
+      }
+    }
+    return path ? path.split('/').pop()! : k.kernelspec;
+  }
+
+  /** One kernel: "grow.ipynb PAUSED 9044d259", its memory, its buttons. */
   private row(k: IKernelState): HTMLElement {
     const li = document.createElement('li');
     li.dataset.kernelId = k.kernel_id;
@@ -106,13 +127,14 @@ export class GuardPanel extends Widget {
       return el;
     };
     const head = document.createElement('div');
-    span(head, k.kernel_id.slice(0, 8), 'jp-GuardPanel-id');
-    span(head, k.notebook ? k.notebook.split('/').pop()! : k.kernelspec, 'jp-GuardPanel-notebook');
+    span(head, this.nameOf(k), 'jp-GuardPanel-notebook');
     span(head, stateText(k.state), 'jp-GuardPanel-state');
+    span(head, k.kernel_id.slice(0, 8), 'jp-GuardPanel-id');
     li.appendChild(head);
     const mem = document.createElement('div');
     span(mem, memoryText(k.memory), 'jp-GuardPanel-memory');
-    span(mem, ` budget from ${k.memory.limit_source}`, 'jp-GuardPanel-source');
+    span(mem, ` (${budgetText(k.memory)})`, 'jp-GuardPanel-source');
+    mem.title = `budget from ${k.memory.limit_source}`;
     li.appendChild(mem);
     const buttons = document.createElement('div');
     buttons.className = 'jp-GuardPanel-actions';
@@ -122,6 +144,9 @@ export class GuardPanel extends Widget {
       b.textContent = action[0].toUpperCase() + action.slice(1);
       b.title = `${b.textContent} kernel ${k.kernel_id.slice(0, 8)}`;
       b.disabled = action === 'resume' ? k.state !== 'paused' : k.state === 'dead' || k.state === 'restarting';
+      if (b.disabled) {
+        b.title += action === 'resume' ? ': only while the guard holds it paused' : ': no kernel runs';
+      }
       b.addEventListener('click', (e) => {
         e.stopPropagation();
         void this.act(k, action);
@@ -132,7 +157,7 @@ export class GuardPanel extends Widget {
     li.addEventListener('click', () => {
       this.selected = k.kernel_id;
       this.render();
-      void this.renderCells();
+      void this.renderSelected();
     });
     return li;
   }
@@ -157,7 +182,41 @@ export class GuardPanel extends Widget {
     await this.refresh(true);
   }
 
-  private async renderCells(): Promise<void> {
+  /** Reads the selected kernel's ledger and history, and shows both. */
+  private async renderSelected(): Promise<void> {
+    const id = this.selected;
+    if (!id) {
+      this.ledger = [];
+      this.history = null;
+    } else {
+      [this.ledger, this.history] = await Promise.all([cells(id).catch(() => []), history(id).catch(() => null)]);
+      if (id !== this.selected) {
+        return; // another was chosen meanwhile
+      }
+    }
+    this.renderChart();
+    this.renderCells();
+  }
+
+  /** The selected kernel's memory over the last minutes, its latest figures as the last point. */
+  private renderChart(): void {
+    const title = this.node.querySelector('.jp-GuardPanel-chartTitle') as HTMLElement;
+    const box = this.node.querySelector('.jp-GuardPanel-chart') as HTMLElement;
+    const k = this.kernels.find((x) => x.kernel_id === this.selected);
+    if (!k || !this.history) {
+      title.textContent = '';
+      box.replaceChildren();
+      return;
+    }
+    const m = k.memory;
+    const at = m.measured_at ? Date.parse(m.measured_at) : NaN;
+    const now = Number.isNaN(at) ? null : { t: at, kernel: kernelBytes(m), used: m.used_bytes };
+    const name = this.nameOf(k);
+    title.textContent = `Memory of ${name}`;
+    box.replaceChildren(memoryChart(this.history, now, this.ledger, Math.max(200, box.clientWidth || 280), name));
+  }
+
+  private renderCells(): void {
     const title = this.node.querySelector('.jp-GuardPanel-cellsTitle') as HTMLElement;
     const body = this.node.querySelector('.jp-GuardPanel-cells tbody')!;
     if (!this.selected) {
@@ -165,9 +224,8 @@ export class GuardPanel extends Widget {
       body.replaceChildren();
       return;
     }
-    const ledger = await cells(this.selected).catch(() => []);
-    title.textContent = `Cells of ${this.selected.slice(0, 8)}: growth (or running), peak`;
-    const rows = ledger.slice(-20).reverse().map((c) => {
+    title.textContent = 'Cells: growth (or running), peak';
+    const rows = this.ledger.slice(-20).reverse().map((c) => {
       const tr = document.createElement('tr');
       const growth = `${c.growth_bytes >= 0 ? '+' : '-'}${formatBytes(Math.abs(c.growth_bytes))}`;
       for (const [text, cls] of [
@@ -192,6 +250,8 @@ export class GuardPanel extends Widget {
   }
 
   private kernels: IKernelState[] = [];
+  private ledger: ICell[] = [];
+  private history: IHistory | null = null;
   private selected: string | null = null;
   private ledgerMark = '';
   private running = true;

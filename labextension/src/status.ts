@@ -1,6 +1,9 @@
-// The status-bar item: the current notebook's guarded kernel, its memory
-// against the budget and its state. A paused kernel reads PAUSED here
-// (JupyterLab's own kernel status says Busy, since its cell has not ended).
+// The status-bar item: the current notebook's guarded kernel, its own memory
+// against the budget, where the budget comes from (and what the host or a
+// shared cgroup uses, when the budget counts that), and its state:
+// "Guard: 412 MiB / 600 MiB (JUPYTER_GUARD_LIMIT) · busy". A paused kernel
+// reads PAUSED here (JupyterLab's own kernel status says Busy, since its
+// cell has not ended).
 //
 // It polls only while the notebook in front runs a guarded kernel (its
 // kernelspec carries the guard's "jupyter_guard" metadata): every second
@@ -11,7 +14,7 @@ import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { KernelSpec } from '@jupyterlab/services';
 import { ISignal, Signal } from '@lumino/signaling';
 import { Widget } from '@lumino/widgets';
-import { IKernelState, formatBytes, kernels, memoryText, stateText } from './api';
+import { IKernelState, budgetText, formatBytes, kernels, kernelBytes, memoryText, stateText } from './api';
 
 export const FAST_MS = 1000;
 export const IDLE_MS = 5000;
@@ -118,11 +121,20 @@ export class GuardStatus extends Widget {
       return;
     }
     const gpu = gpuText(s);
-    this.node.textContent = `Guard: ${memoryText(s.memory)}${gpu ? ` · ${gpu}` : ''} · ${stateText(s.state)}`;
+    const m = s.memory;
+    this.node.textContent = `Guard: ${memoryText(m)} (${budgetText(m)})${gpu ? ` · ${gpu}` : ''} · ${stateText(s.state)}`;
     const lines = [
-      `jupyter-guard, kernel ${s.kernel_id.slice(0, 8)}`,
-      `memory ${memoryText(s.memory)}; budget from ${s.memory.limit_source}`,
+      `jupyter-guard, kernel ${s.kernel_id.slice(0, 8)}${s.notebook ? ` (${s.notebook})` : ''}`,
+      `the kernel's memory ${formatBytes(kernelBytes(m))} (${m.kernel_source ?? 'tree_rss'}) of its ${formatBytes(m.budget_bytes)} budget ` +
+        `from ${m.limit_source}`,
     ];
+    if (m.scope === 'host' || m.scope === 'cgroup') {
+      const where = m.scope === 'host' ? 'the host uses' : 'the cgroup it shares uses';
+      lines.push(`the budget counts what ${where}: ${formatBytes(m.used_bytes)} (${Math.round(m.share * 100)}%)`);
+    }
+    if (m.warn_bytes && m.pause_bytes) {
+      lines.push(`warns at ${formatBytes(m.warn_bytes)}, pauses at ${formatBytes(m.pause_bytes)}`);
+    }
     if (s.memory.limit_unseen) {
       lines.push(`a limit the guard cannot read may bind: ${s.memory.limit_unseen}`);
     }

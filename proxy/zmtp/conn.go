@@ -18,26 +18,23 @@ const (
 )
 
 const (
-	// bufSize is each connection's read and write buffer: far above a
-	// Jupyter message's envelope and typical content, so a message arrives
-	// in one read and leaves in one write.
+	// bufSize is the read buffer of a dialled connection (the kernel's,
+	// whose outputs can be large) and each connection's write buffer, made
+	// at its first message: far above a Jupyter message's envelope and
+	// typical content, so a message arrives in one read and leaves in one
+	// write.
 	bufSize = 64 << 10
 	// inlineMax is the largest frame copied into the write buffer; a
 	// larger one goes to the socket from where it is, in the same writev.
 	inlineMax = 16 << 10
-	// maxFrame is the largest frame a peer may announce. Jupyter messages
-	// are far smaller; 4 GiB leaves room for huge buffers.
+	// maxFrame is the largest frame a trusted peer may announce. Jupyter
+	// messages are far smaller; 4 GiB leaves room for huge buffers.
 	maxFrame = 4 << 30
-	// bodyChunk is as much of a frame's body as is allocated before its
-	// bytes arrive; a larger body grows as they do. A size is only what
-	// the peer says: trusted with memory, nine bytes announcing 4 GiB
-	// would hold 4 GiB for a peer that sends nothing more.
-	bodyChunk = 1 << 20
-	// Bounds for peers not trusted with memory (see conn.trusted), as
-	// libzmq's: commands are small (READY, SUBSCRIBE), identities at most
-	// 255 bytes; and a Jupyter message has a few routing ids, six frames
-	// and its buffers, never thousands: 40 MiB of empty frames once grew
-	// the proxy by 1.6 GiB of slice headers.
+	// Bounds for peers not trusted with memory (see conn.trusted), besides
+	// their budget, as libzmq's: commands are small (READY, SUBSCRIBE),
+	// identities at most 255 bytes; and a Jupyter message has a few
+	// routing ids, six frames and its buffers, never thousands: 40 MiB of
+	// empty frames once grew the proxy by 1.6 GiB of slice headers.
 	maxCommand  = 64 << 10
 	maxIdentity = 255
 	maxFrames   = 1024
@@ -54,25 +51,69 @@ type conn struct {
 	r    *bufio.Reader
 	sock *sockIO // for tryWriteMsg; nil if Conn is not a socket
 
-	// trusted peers have each frame's body allocated whole as soon as its
-	// size arrives: the kernel the proxy dialled, once it has shaken
-	// hands, whose 50 MB outputs would otherwise be copied as readBody
-	// grows them. Peers that dial the proxy are not trusted with memory
-	// before their messages are verified.
+	// trusted peers have each frame read whole as soon as its size
+	// arrives: the kernel the proxy dialled, once it has shaken hands,
+	// whose 50 MB outputs would otherwise be held to a budget, and a peer
+	// that dialled the proxy once it has sent a verified message (see
+	// limits.go). The others are held to budget. Read and set by the
+	// reading goroutine only.
 	trusted bool
+	budget  budget
 	// curve boxes every frame once a CURVE handshake is done; nil for NULL.
 	curve *curveSession
 
 	wmu  sync.Mutex
-	wbuf []byte
+	wbuf []byte // made at the first message: an idle peer holds none
 	vec  net.Buffers
 	rest net.Buffers // what tryWriteMsg could not write at once
 	werr error       // the first write error: the stream is broken after it
 }
 
-func newConn(c net.Conn) *conn {
-	return &conn{Conn: c, r: bufio.NewReaderSize(c, bufSize), sock: newSockIO(c), wbuf: make([]byte, 0, bufSize)}
+// newConn wraps c with a read buffer of readBuffer bytes; until it is
+// trusted, what it may hold of one message is b.
+func newConn(c net.Conn, readBuffer int, b budget) *conn {
+	return &conn{Conn: c, r: bufio.NewReaderSize(c, readBuffer), sock: newSockIO(c), budget: b}
 }
+
+// budget is what an untrusted connection's current message (or command)
+// may hold: free bytes of its own, the rest drawn from a pool shared with
+// other connections, max in all. Frames are charged as they are announced,
+// before their bytes are read, and the message's charge is given back
+// when the next read begins (the handler has returned by then) or the
+// connection ends.
+type budget struct {
+	free, max   int
+	pool        *pool // nil: nothing beyond free
+	held, drawn int
+}
+
+// charge adds a frame of n bytes to the message being read.
+func (b *budget) charge(n uint64) error {
+	if uint64(b.held)+n > uint64(b.max) {
+		return fmt.Errorf("peer announced a message of %d bytes or more; a peer that has not shown the kernel's key may send %d", uint64(b.held)+n, b.max)
+	}
+	b.held += int(n)
+	if want := b.held - b.free; want > b.drawn {
+		if b.pool == nil || !b.pool.take(want-b.drawn) {
+			return fmt.Errorf("peer's message of %d bytes needs %d of the %d MiB that peers which have not shown the kernel's key share, and they are in use",
+				b.held, want-b.drawn, unverifiedPool>>20)
+		}
+		b.drawn = want
+	}
+	return nil
+}
+
+// uncharge removes n bytes from what is held: a command that was handled.
+func (b *budget) uncharge(n int) {
+	b.held -= n
+	if extra := b.drawn - max(0, b.held-b.free); extra > 0 {
+		b.pool.give(extra)
+		b.drawn -= extra
+	}
+}
+
+// settle gives back what the last message held.
+func (b *budget) settle() { b.uncharge(b.held) }
 
 // readFrame reads one frame, command or message part, out of its MESSAGE
 // box under CURVE.
@@ -106,40 +147,21 @@ func (c *conn) readWireFrame() (flags byte, body []byte, err error) {
 	if size > maxFrame {
 		return 0, nil, fmt.Errorf("peer announced a frame of %d bytes, above the %d-byte limit", size, uint64(maxFrame))
 	}
-	if !c.trusted && flags&flagCommand != 0 && size > maxCommand {
-		return 0, nil, fmt.Errorf("peer announced a command of %d bytes, above the %d-byte limit", size, maxCommand)
+	if !c.trusted {
+		// Under CURVE, after the handshake, every frame is a MESSAGE box
+		// whatever it holds; the budget bounds those.
+		if c.curve == nil && flags&flagCommand != 0 && size > maxCommand {
+			return 0, nil, fmt.Errorf("peer announced a command of %d bytes, above the %d-byte limit", size, maxCommand)
+		}
+		if err := c.budget.charge(size); err != nil {
+			return 0, nil, err
+		}
 	}
-	if c.trusted {
-		body = make([]byte, size)
-		_, err = io.ReadFull(c.r, body)
-	} else {
-		body, err = c.readBody(size)
-	}
-	if err != nil {
+	body = make([]byte, size)
+	if _, err = io.ReadFull(c.r, body); err != nil {
 		return 0, nil, err
 	}
 	return flags, body, nil
-}
-
-// readBody reads a frame body of size bytes. It allocates bodyChunk at
-// first, then, each time what it has is full, as much again: never more
-// than twice what has arrived.
-func (c *conn) readBody(size uint64) ([]byte, error) {
-	body := make([]byte, min(size, bodyChunk))
-	read := 0
-	for {
-		if _, err := io.ReadFull(c.r, body[read:]); err != nil {
-			if read > 0 && err == io.EOF {
-				err = io.ErrUnexpectedEOF
-			}
-			return nil, err
-		}
-		if uint64(len(body)) == size {
-			return body, nil
-		}
-		read = len(body)
-		body = append(body, make([]byte, min(size-uint64(read), uint64(read)))...)
-	}
 }
 
 // readCommand reads one frame that must be a command, and splits it into
@@ -166,6 +188,9 @@ func splitCommand(body []byte) (name string, data []byte, err error) {
 // (PING) or ignored, except SUBSCRIBE and CANCEL, which come back as the
 // subscription messages ZMTP 3.0 peers send: one frame, 1 or 0, topic.
 func (c *conn) readMsg() ([][]byte, error) {
+	if !c.trusted {
+		c.budget.settle() // the last message is the handler's no more
+	}
 	var frames [][]byte
 	for {
 		flags, body, err := c.readFrame()
@@ -194,6 +219,9 @@ func (c *conn) readMsg() ([][]byte, error) {
 				}
 			case "ERROR":
 				return nil, fmt.Errorf("peer sent ERROR: %q", errorReason(data))
+			}
+			if !c.trusted {
+				c.budget.uncharge(len(body))
 			}
 			continue
 		}
@@ -307,6 +335,9 @@ func (c *conn) encode(frames [][]byte, flush func(net.Buffers) error) (net.Buffe
 	if c.curve != nil {
 		// Each frame is a MESSAGE of its own, its MORE flag in the box.
 		frames, more = c.curve.sealMsg(frames), 0
+	}
+	if c.wbuf == nil {
+		c.wbuf = make([]byte, 0, bufSize)
 	}
 	buf, vec, mark := c.wbuf[:0], c.vec[:0], 0
 	for i, f := range frames {

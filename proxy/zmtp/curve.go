@@ -95,7 +95,10 @@ func (c *Curve) check() error {
 // bind or dial it.
 type Option func(*options)
 
-type options struct{ curve *Curve }
+type options struct {
+	curve  *Curve
+	limits *Limits
+}
 
 // WithCurve has the socket speak CURVE with keys: as the server if it is
 // bound, as a client if it dials. With nil keys it speaks NULL, in clear,

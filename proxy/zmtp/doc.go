@@ -19,6 +19,21 @@
 // a frontend that does not read delays only itself, and past libzmq's
 // high-water mark loses only its own messages.
 //
+// Towards the frontends it also bounds what a peer may make the proxy
+// hold before it has shown the kernel's key, which anyone on the machine
+// can connect without (limits.go): each socket holds at most 256 peers
+// (fewer when the descriptor limit is low: half of what is left at start
+// stays the guard's), a newcomer closes the oldest peer that has not yet
+// proven itself (a verified message, its identity's on another socket, a
+// subscription, a ping), an unproven peer is closed after 30 s unless 32
+// or fewer came before it (a KernelManager's control socket stays silent
+// for the kernel's life), and until
+// a connection has sent a verified message its messages are charged as
+// they are announced: 4 KiB of its own, at most 4 MiB from a 16 MiB pool
+// its untrusted neighbours share. The socket's owner gives the verdict
+// (VerifyingHandler): ZMTP knows nothing of signatures. docs/security.md
+// says what that leaves a peer without the key.
+//
 // What it leaves out, because Jupyter's peers do not need it: the PLAIN
 // and GSSAPI mechanisms, ZAP (a CURVE server takes any client key, as a
 // kernel's does), ZMTP 1 and 2 peers, and reconnecting (the proxy dials a

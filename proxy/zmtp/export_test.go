@@ -1,21 +1,29 @@
 package zmtp
 
-import "net"
+import (
+	"net"
+	"time"
+)
 
-// What the external tests (package zmtp_test, which may import zmq4's
-// buffered transports where this package may not) need from inside:
-// where a socket listens, since they bind port 0; the sizes writeMsg and
-// readFrame switch at; the wire format by hand; a handshake on a
-// connection of the test's; and a look at a Pub's subscriptions, so a test
-// can wait for one to arrive instead of sleeping.
+// What the external tests (package zmtp_test) need from inside: the sizes
+// writeMsg and readFrame switch at and the bounds on peers; the wire
+// format by hand; a handshake on a connection of the test's; and a look at
+// a socket's connections and a Pub's subscriptions, so a test can wait for
+// one to arrive instead of sleeping.
 
 const (
-	InlineMax = inlineMax
-	BufSize   = bufSize
-	MaxFrame  = maxFrame
-	FlagMore  = flagMore
-	FlagLong  = flagLong
-	FlagCmd   = flagCommand
+	InlineMax      = inlineMax
+	BufSize        = bufSize
+	MaxFrame       = maxFrame
+	MaxUnverified  = maxUnverified
+	UnverifiedPool = unverifiedPool
+	FreeBytes      = freeBytes
+	MaxTopic       = maxTopic
+	MaxTopicBytes  = maxTopicBytes
+	ProofTime      = proofTime
+	FlagMore       = flagMore
+	FlagLong       = flagLong
+	FlagCmd        = flagCommand
 )
 
 var (
@@ -29,27 +37,20 @@ var (
 // function that sends on it: a client whose connection a test has a hand
 // in, or whose keys are wrong.
 func ShakeHands(nc net.Conn, keys *Curve) (send func([][]byte) error, err error) {
-	c := newConn(nc)
+	c := newConn(nc, bufSize, budget{free: maxCommand, max: maxCommand})
 	if _, err := c.handshake(typeDealer, nil, keys, false); err != nil {
 		return nil, err
 	}
 	return c.writeMsg, nil
 }
 
-// Endpoint is where the Router listens, as a peer dials it.
-func (r *Router) Endpoint() string { return r.l.endpoint() }
-
-// Endpoint is where the Echo listens.
-func (e *Echo) Endpoint() string { return e.l.endpoint() }
-
-// Endpoint is where the Pub listens.
-func (p *Pub) Endpoint() string { return p.l.endpoint() }
-
-func (l *listener) endpoint() string {
-	if a := l.ln.Addr(); a.Network() == "unix" {
-		return "ipc://" + a.String()
-	}
-	return "tcp://" + l.ln.Addr().String()
+// LimitsOf is NewLimits with perSocket slots, the given proof time and
+// keep unproven peers kept past it, for tests that fill a socket or wait
+// for a deadline.
+func LimitsOf(perSocket int, proof time.Duration, keep int) *Limits {
+	l := NewLimits(1)
+	l.perSocket, l.proofTime, l.keepUnproven = perSocket, proof, keep
+	return l
 }
 
 // Conns is how many connections the Router has, handshaking or served.

@@ -60,12 +60,14 @@ func (c *conn) handshake(sockType string, identity []byte, keys *Curve, server b
 		switch {
 		case closedByPeer(err) && (began || n > 0):
 			// What libzmq does with a greeting whose mechanism is not its
-			// own, if it has begun its own.
-			return refused("peer hung up on the greeting: it does not speak %s", mechanism)
+			// own, if it has begun its own; and what a peer that gave up
+			// waiting does, if it was accepted late (the socket was full,
+			// or the proxy out of descriptors).
+			return refused("peer hung up during the greeting: it does not speak %s, or gave up waiting for this end", mechanism)
 		case closedByPeer(err):
 			// Or libzmq has not begun; but so does a kernel going away,
 			// or a dialler that only probes (RemoveStaleSocket's).
-			return fmt.Errorf("peer hung up on the greeting: does it not speak %s?", mechanism)
+			return fmt.Errorf("peer hung up during the greeting: does it not speak %s?", mechanism)
 		case err != nil:
 			return fmt.Errorf("read greeting: %w", err)
 		}

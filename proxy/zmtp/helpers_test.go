@@ -90,14 +90,26 @@ func (in *inbox) next() [][]byte {
 }
 
 // listenRouter binds a Router at ep whose handler gets the Router itself
-// too, to answer with.
+// too, to answer with. Every message counts as verified, as a frontend's
+// with the key would: the tests of the bounds on peers that have not shown
+// the key give their own verdict (listenJudgingRouter).
 func listenRouter(t *testing.T, ep string, log zmtp.Logger, handle func(r *zmtp.Router, frames [][]byte), opts ...zmtp.Option) *zmtp.Router {
+	t.Helper()
+	return listenJudgingRouter(t, ep, log, func(r *zmtp.Router, frames [][]byte) bool {
+		handle(r, frames)
+		return true
+	}, opts...)
+}
+
+// listenJudgingRouter is listenRouter with a handler that gives the
+// verdict.
+func listenJudgingRouter(t *testing.T, ep string, log zmtp.Logger, handle func(r *zmtp.Router, frames [][]byte) bool, opts ...zmtp.Option) *zmtp.Router {
 	t.Helper()
 	ready := make(chan struct{})
 	var r *zmtp.Router
-	r, err := zmtp.ListenRouter(ep, func(frames [][]byte) {
+	r, err := zmtp.ListenRouter(ep, func(frames [][]byte) bool {
 		<-ready // r is set
-		handle(r, frames)
+		return handle(r, frames)
 	}, log, opts...)
 	close(ready)
 	return closedAtEnd(t, r, err)

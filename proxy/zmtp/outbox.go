@@ -26,14 +26,14 @@ const (
 	// client reading a 50 MB output must still get the idle after it.
 	hwmBytes  = 64 << 20
 	stallTime = 5 * time.Second
-	// dropReport is how often a peer's dropped messages are logged.
-	dropReport = 10 * time.Second
 )
 
 type outbox struct {
-	c     *conn
-	name  string // for log lines: the socket and the peer
-	drops *ratelog.Limiter
+	c    *conn
+	name string // for log lines: the socket and the peer
+	// lines is the socket's: the peers of one socket that do not read
+	// share a line now and then.
+	lines *ratelog.Limiter
 
 	mu     sync.Mutex
 	queue  [][][]byte
@@ -43,16 +43,18 @@ type outbox struct {
 	// active: the writer has messages in hand, or the rest of one that
 	// put began (owing), and later messages must queue behind them.
 	active, owing bool
+	// writer: the writer's goroutine has started, at the first message
+	// that had to wait for it: most peers never need one, and an idle
+	// peer must cost no goroutine but its reader.
+	writer bool
 	// writing is when the write under way began (zero between writes).
 	writing atomic.Int64
 }
 
-// newOutbox starts c's writer; it ends when close is called or a write
-// fails (which closes c).
-func newOutbox(c *conn, name string, log Logger) *outbox {
-	o := &outbox{c: c, name: name, drops: ratelog.New(log, dropReport), wake: make(chan struct{}, 1)}
-	go o.run()
-	return o
+// newOutbox is c's outbox. Its writer, once started, ends when close is
+// called or a write fails (which closes c).
+func newOutbox(c *conn, name string, lines *ratelog.Limiter) *outbox {
+	return &outbox{c: c, name: name, lines: lines, wake: make(chan struct{}, 1)}
 }
 
 // put writes frames to the peer if it takes them at once, else queues them
@@ -71,7 +73,7 @@ func (o *outbox) put(frames [][]byte) {
 	if len(o.queue) >= hwmMessages || len(o.queue) > 0 && o.bytes+size > hwmBytes && o.stalled() {
 		queued, bytes := len(o.queue), o.bytes
 		o.mu.Unlock()
-		o.drops.Printf("full", "%s: not reading; a message for it dropped, %d (%d bytes) already queued", o.name, queued, bytes)
+		o.lines.Printf("full", "%s: not reading; a message for it dropped, %d (%d bytes) already queued", o.name, queued, bytes)
 		return
 	}
 	if !o.active && len(o.queue) == 0 { // nothing to overtake
@@ -81,19 +83,32 @@ func (o *outbox) put(frames [][]byte) {
 			return
 		case wroteSome:
 			o.active, o.owing = true, true
+			start := o.startWriter()
 			o.mu.Unlock()
-			o.tell()
+			o.tell(start)
 			return
 		}
 	}
 	o.queue = append(o.queue, frames)
 	o.bytes += size
+	start := o.startWriter()
 	o.mu.Unlock()
-	o.tell()
+	o.tell(start)
 }
 
-// tell wakes the writer.
-func (o *outbox) tell() {
+// startWriter reports whether the writer's goroutine is yet to start, and
+// counts it as started. Call with o.mu held.
+func (o *outbox) startWriter() bool {
+	start := !o.writer
+	o.writer = true
+	return start
+}
+
+// tell wakes the writer, starting it first if start.
+func (o *outbox) tell(start bool) {
+	if start {
+		go o.run()
+	}
 	select {
 	case o.wake <- struct{}{}:
 	default: // the writer has been told already
@@ -113,7 +128,7 @@ func (o *outbox) close() {
 	o.closed = true
 	o.queue, o.bytes = nil, 0
 	o.mu.Unlock()
-	o.tell()
+	o.tell(false) // a writer that never started has nothing to stop
 }
 
 func (o *outbox) run() {

@@ -23,14 +23,30 @@ func (p *pipeConn) SetDeadline(time.Time) error      { return nil }
 func (p *pipeConn) SetReadDeadline(time.Time) error  { return nil }
 func (p *pipeConn) SetWriteDeadline(time.Time) error { return nil }
 
-// readerConn is a conn that reads b and writes to w (io.Discard if nil).
+// readerConn is a conn that reads b and writes to w (io.Discard if nil),
+// as a Router's accepted connection is before it is trusted, with a pool
+// of its own.
 func readerConn(b []byte, w io.Writer) *conn {
+	p := &pool{}
+	p.free.Store(unverifiedPool)
+	return pipeConnOf(b, w, acceptedReadBuffer, budget{free: freeBytes, max: maxUnverified, pool: p})
+}
+
+// trustedConn is readerConn as the kernel's connection is once it has
+// shaken hands.
+func trustedConn(b []byte, w io.Writer) *conn {
+	c := pipeConnOf(b, w, bufSize, budget{})
+	c.trusted = true
+	return c
+}
+
+func pipeConnOf(b []byte, w io.Writer, readBuffer int, bud budget) *conn {
 	if w == nil {
 		w = io.Discard
 	}
 	pc := &pipeConn{w: w}
 	pc.r.Reset(b)
-	return newConn(pc)
+	return newConn(pc, readBuffer, bud)
 }
 
 // refill has c, made by readerConn, read b from the start. The fuzz
@@ -40,5 +56,6 @@ func refill(c *conn, b []byte) *conn {
 	pc := c.Conn.(*pipeConn)
 	pc.r.Reset(b)
 	c.r.Reset(pc)
+	c.budget.settle() // what the last run's error left charged
 	return c
 }

@@ -18,9 +18,15 @@ type Pub struct {
 // XPUB's owner would send it (JEP 65's iopub_welcome), or nil for none.
 type Welcome func(topic []byte) [][]byte
 
-// maxTopics bounds one subscriber's subscriptions: a Jupyter client makes
-// one (""), and a peer needs no key to connect.
-const maxTopics = 1024
+// Bounds on one subscriber's subscriptions: a Jupyter client makes one
+// (""), and a peer needs no key to subscribe. The longest topic a kernel
+// publishes on is about 60 bytes ("kernel.<uuid>.status"); a longer
+// subscription could never match, and is ignored.
+const (
+	maxTopics     = 1024
+	maxTopic      = 256
+	maxTopicBytes = 16 << 10 // all of one subscriber's topics
+)
 
 // subscriber is one peer: what it subscribed to, and its outbox.
 type subscriber struct {
@@ -33,6 +39,7 @@ type subscriber struct {
 type subscriptions struct {
 	mu     sync.Mutex
 	topics map[string]int
+	bytes  int // of the topics
 }
 
 // match looks up each prefix of topic, so its cost follows the topic's
@@ -48,31 +55,45 @@ func (s *subscriptions) match(topic []byte) bool {
 	return false
 }
 
-// add counts a subscription to topic and reports whether it is new; false
-// also when the subscriber already has maxTopics others.
-func (s *subscriptions) add(topic string) bool {
+// add counts a subscription to topic and reports whether it is new; it is
+// refused (ok false) if the subscriber has as many or as much as a
+// subscriber may have already.
+func (s *subscriptions) add(topic string) (isNew, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if n := s.topics[topic]; n > 0 || len(s.topics) < maxTopics {
-		s.topics[topic] = n + 1
-		return n == 0
+	n := s.topics[topic]
+	if n == 0 && (len(s.topics) >= maxTopics || s.bytes+len(topic) > maxTopicBytes) {
+		return false, false
 	}
-	return false
+	if n == 0 {
+		s.bytes += len(topic)
+	}
+	s.topics[topic] = n + 1
+	return n == 0, true
 }
 
 func (s *subscriptions) remove(topic string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.topics[topic]--; s.topics[topic] <= 0 {
+	n, ok := s.topics[topic]
+	switch {
+	case !ok:
+	case n > 1:
+		s.topics[topic] = n - 1
+	default:
 		delete(s.topics, topic)
+		s.bytes -= len(topic)
 	}
 }
 
 // ListenPub binds a PUB at ep ("tcp://host:port" or "ipc://path"); welcome,
-// if not nil, greets each new subscription.
+// if not nil, greets each new subscription. A peer's first subscription
+// proves it; a SUB sends nothing but subscriptions, so a peer may send
+// freeBytes at most.
 func ListenPub(ep string, welcome Welcome, log Logger, opts ...Option) (*Pub, error) {
 	p := &Pub{subs: map[*conn]*subscriber{}, welcome: welcome}
-	l, err := listen(ep, typePub, log, opts, func(c *conn, _ []byte) error { return p.serve(c, log) })
+	l, err := listen(ep, typePub, log, opts, budget{free: freeBytes, max: freeBytes}, "subscription",
+		func(a *admitted, _ []byte) error { return p.serve(a) })
 	if err != nil {
 		return nil, err
 	}
@@ -81,9 +102,10 @@ func ListenPub(ep string, welcome Welcome, log Logger, opts ...Option) (*Pub, er
 }
 
 // serve follows one subscriber's subscriptions until it leaves.
-func (p *Pub) serve(c *conn, log Logger) error {
+func (p *Pub) serve(a *admitted) error {
+	c, l := a.c, a.l // not p.l: this may run before ListenPub sets it
 	s := &subscriber{subscriptions: subscriptions{topics: map[string]int{}},
-		out: newOutbox(c, "PUB on "+c.LocalAddr().String()+": "+peerName(c), log)}
+		out: newOutbox(c, "PUB on "+c.LocalAddr().String()+": "+peerName(c), l.lines)}
 	p.mu.Lock()
 	p.subs[c] = s
 	p.mu.Unlock()
@@ -104,7 +126,19 @@ func (p *Pub) serve(c *conn, log Logger) error {
 		topic := frames[0][1:]
 		switch frames[0][0] {
 		case 1:
-			if s.add(string(topic)) {
+			if len(topic) > maxTopic {
+				l.lines.Printf("topic", "PUB on %s: %s subscribed to a topic of %d bytes, above the %d-byte limit: ignored",
+					c.LocalAddr(), peerName(c), len(topic), maxTopic)
+				continue
+			}
+			isNew, ok := s.add(string(topic))
+			if !ok {
+				l.lines.Printf("topics", "PUB on %s: %s has %d subscriptions or %d bytes of them already: one more ignored",
+					c.LocalAddr(), peerName(c), maxTopics, maxTopicBytes)
+				continue
+			}
+			a.prove()
+			if isNew {
 				p.greet(s, topic)
 			}
 		case 0:
@@ -157,6 +191,9 @@ func (p *Pub) Send(frames [][]byte) error {
 	}
 	return nil
 }
+
+// Endpoint is where the Pub listens.
+func (p *Pub) Endpoint() string { return p.l.endpoint() }
 
 // Close unbinds the socket and closes its connections.
 func (p *Pub) Close() error { return p.l.close() }
