@@ -1,4 +1,6 @@
-"""jupyter-guard's Jupyter server extension: the guard where users look.
+"""jupyter-guard's Jupyter server extension: the guard where users look;
+and its kernel provisioner (provisioner.py), which guards every kernel
+jupyter_client starts.
 
 It serves, under /jupyter-guard/, what `guardctl status --json` and
 `guardctl cells --json KERNEL` print, and runs `guardctl resume|interrupt|
@@ -15,17 +17,18 @@ from __future__ import annotations
 
 import os
 
-from .handlers import setup_handlers
-from .metrics import register_collector
-
-__all__ = ["setup_handlers", "register_collector"]
-
 
 def _jupyter_server_extension_points() -> list[dict[str, str]]:
     return [{"module": "jupyter_guard"}]
 
 
 def _load_jupyter_server_extension(server_app) -> None:
+    # Imported here, not with the package: the kernel provisioner
+    # (jupyter_guard.provisioner) runs where there may be no jupyter_server
+    # or prometheus_client (nbclient, papermill).
+    from .handlers import setup_handlers
+    from .metrics import register_collector
+
     # The kernels this server starts inherit it: their pause notices then
     # name the panel's buttons (guard/notice).
     os.environ["JUPYTER_GUARD_PANEL"] = "1"

@@ -42,14 +42,16 @@ def _command(args: list[str]) -> list[str]:
     return [exe, *args]
 
 
-async def run(*args: str) -> str:
-    """Runs guardctl ARGS without blocking the server; its stdout, or
-    GuardctlError with its stderr."""
+async def run(*args: str, input: bytes | None = None, env: dict[str, str] | None = None) -> str:
+    """Runs guardctl ARGS without blocking the server, with input on its
+    stdin and env as its environment (the server's by default); its
+    stdout, or GuardctlError with its stderr."""
     proc = await asyncio.create_subprocess_exec(
-        *_command(list(args)), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        *_command(list(args)), stdin=subprocess.DEVNULL if input is None else subprocess.PIPE,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
     )
     try:
-        out, err = await asyncio.wait_for(proc.communicate(), TIMEOUT)
+        out, err = await asyncio.wait_for(proc.communicate(input), TIMEOUT)
     except asyncio.TimeoutError:
         proc.kill()
         await proc.wait()

@@ -51,15 +51,25 @@ print(json.dumps({
 }))
 `
 
-// ProbePython runs the interpreter exe once to learn its environment.
-func ProbePython(exe string) (Python, error) {
-	out, err := exec.Command(exe, "-c", probeScript).Output()
+// runScript runs the Python script with the interpreter exe and returns
+// what it printed; its error has what the script said on stderr.
+func runScript(exe, script string) ([]byte, error) {
+	out, err := exec.Command(exe, "-c", script).Output()
 	if err != nil {
 		var exit *exec.ExitError
 		if errors.As(err, &exit) && len(exit.Stderr) > 0 {
 			err = fmt.Errorf("%w: %s", err, strings.TrimSpace(string(exit.Stderr)))
 		}
-		return Python{}, fmt.Errorf("python %s: %w", exe, err)
+		return nil, fmt.Errorf("python %s: %w", exe, err)
+	}
+	return out, nil
+}
+
+// ProbePython runs the interpreter exe once to learn its environment.
+func ProbePython(exe string) (Python, error) {
+	out, err := runScript(exe, probeScript)
+	if err != nil {
+		return Python{}, err
 	}
 	var facts struct {
 		Executable string `json:"executable"`

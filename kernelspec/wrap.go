@@ -74,6 +74,10 @@ func WrapAs(spec *KernelSpec, guardctl string, n Naming) (*KernelSpec, error) {
 	if err := checkLocal(spec); err != nil {
 		return nil, err
 	}
+	options, err := spec.GuardOptions()
+	if err != nil {
+		return nil, err
+	}
 
 	display := spec.DisplayName
 	if display == "" {
@@ -94,14 +98,13 @@ func WrapAs(spec *KernelSpec, guardctl string, n Naming) (*KernelSpec, error) {
 		}
 		maps.Copy(guarded.Env, n.Env)
 	}
-	guarded.Argv = append(launcher(guardctl, guarded.Name), append([]string{
-		"-f", "{connection_file}",
-		"--interrupt-mode", spec.Interrupt(),
-		"--resource-dir", spec.Dir,
-		"--",
-	}, spec.Argv...)...)
+	guarded.Argv = launcher(guarded.Name, LaunchArgv(guardctl, "{connection_file}", spec.Interrupt(), spec.Dir, options, spec.Argv))
 
 	delete(guarded.other, "kernel_protocol_version")
+	// The guard is in the argv now: the provisioner the spec asked for
+	// (jupyter-guard's, with its settings moved into the argv above) would
+	// only pass it through.
+	delete(guarded.Metadata, "kernel_provisioner")
 	if guarded.Metadata == nil {
 		guarded.Metadata = map[string]json.RawMessage{}
 	}
@@ -119,40 +122,30 @@ func guardedName(spec *KernelSpec, n Naming) string {
 	return cmp.Or(strings.ToLower(n.Name), spec.Name+GuardedSuffix)
 }
 
-// launcher is how a guarded spec's argv starts `guardctl kernel`: through
-// /bin/sh, which execs guardctl (same pid, so Jupyter's signals reach it)
-// or, once guardctl is gone (pip uninstall jupyter-guard leaves the specs
-// it wrote), says in one line how to remove the spec, where Jupyter would
-// otherwise fail with a stack trace. The script has no {braces}, which
-// Jupyter would take for its own fields.
-func launcher(guardctl, name string) []string {
+// launcher is how a guarded spec's argv runs launch (LaunchArgv, guardctl
+// first): through /bin/sh, which execs guardctl (same pid, so Jupyter's
+// signals reach it) or, once guardctl is gone (pip uninstall jupyter-guard
+// leaves the specs it wrote), says in one line how to remove the spec,
+// where Jupyter would otherwise fail with a stack trace. The script has no
+// {braces}, which Jupyter would take for its own fields. The provisioner
+// launches LaunchArgv without it: guardctl has just told it the argv.
+func launcher(name string, launch []string) []string {
 	script := `if [ -x "$0" ]; then exec "$0" "$@"; fi; ` +
 		`echo "jupyter-guard: $0 is gone (jupyter-guard was uninstalled or moved), so kernel ` + name +
 		` cannot start: remove it with 'jupyter kernelspec remove ` + name +
 		`', or reinstall jupyter-guard and run 'guardctl install' again." >&2; exit 127`
-	return []string{"/bin/sh", "-c", script, guardctl, "kernel"}
+	return append([]string{"/bin/sh", "-c", script}, launch...)
 }
 
-// checkLocal refuses specs that name a provisioner other than the local
-// one: those may start the kernel in a container or on another host, where
-// a guardctl on this machine would watch the launcher, not the kernel.
+// checkLocal refuses specs that name a provisioner of their own
+// (OwnProvisioner).
 func checkLocal(spec *KernelSpec) error {
-	raw, ok := spec.Metadata["kernel_provisioner"]
-	if !ok {
-		return nil
+	if _, _, err := spec.Provisioner(); err != nil {
+		return err
 	}
-	var cfg map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &cfg); err != nil {
-		return fmt.Errorf("kernelspec %s (%s): metadata.kernel_provisioner is not an object", spec.Name, spec.Dir)
-	}
-	rawName, ok := cfg["provisioner_name"]
-	if !ok {
-		return nil // Jupyter then uses its default
-	}
-	var name string
-	if json.Unmarshal(rawName, &name) != nil || name != localProvisioner {
-		return fmt.Errorf("kernelspec %s uses kernel provisioner %s; guardctl guards only kernels started by %s",
-			spec.Name, rawName, localProvisioner)
+	if own := spec.OwnProvisioner(); own != "" {
+		return fmt.Errorf("kernelspec %s uses kernel provisioner %q; guardctl guards only kernels started on this machine by %s or %s",
+			spec.Name, own, localProvisioner, ProvisionerName)
 	}
 	return nil
 }

@@ -15,10 +15,10 @@ func TestWrap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantArgv := append(launcher(guardctl, "python3-guarded"),
+	wantArgv := launcher("python3-guarded", []string{guardctl, "kernel",
 		"-f", "{connection_file}", "--interrupt-mode", "signal", "--resource-dir", spec.Dir, "--",
 		"python", "-m", "ipykernel_launcher", "-f", "{connection_file}",
-	)
+	})
 	if !slices.Equal(g.Argv, wantArgv) {
 		t.Errorf("argv\n got %q\nwant %q", g.Argv, wantArgv)
 	}

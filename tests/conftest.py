@@ -8,8 +8,11 @@ from __future__ import annotations
 import json
 import os
 import queue
+import shutil
 import signal
 import subprocess
+import sys
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -170,6 +173,108 @@ def kernelspecs(jupyter_dirs, guardctl) -> dict[str, Path]:
         guarded = json.loads((specs[name + "-guarded"] / "kernel.json").read_text())
         assert proxy_argv(guarded["argv"])[0] == str(guardctl), guarded["argv"]
     return specs
+
+
+# --------------------------------------------------- the kernel provisioner
+
+PROVISIONER = "jupyter-guard"
+
+
+def install_provisioner_dist(site: Path) -> None:
+    """jupyter_guard in site as pip would install it, for importlib.metadata
+    (so for jupyter_client's KernelProvisionerFactory): the package, and a
+    dist-info whose entry points are those pyproject.toml declares."""
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    (site / "jupyter_guard").symlink_to(REPO / "jupyter_guard")
+    dist = site / f"jupyter_guard-{project['version']}.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {project['name']}\nVersion: {project['version']}\n")
+    lines = []
+    for group, points in project["entry-points"].items():
+        lines += [f"[{group}]", *(f"{name} = {target}" for name, target in points.items()), ""]
+    (dist / "entry_points.txt").write_text("\n".join(lines))
+
+
+@pytest.fixture(scope="session")
+def provisioner_dist(tmp_path_factory) -> Path:
+    """jupyter-guard's provisioner registered in this process, for the whole
+    session: its KernelManagers find it by name, but use it only for a
+    kernelspec that names it, or where a test makes it the default."""
+    site = tmp_path_factory.mktemp("provisioner-site")
+    install_provisioner_dist(site)
+    sys.path.insert(0, str(site))
+    return site
+
+
+@pytest.fixture
+def provisioner_site(provisioner_dist, guardctl, monkeypatch) -> Path:
+    """The provisioner, for one test, running the guardctl under test
+    (JUPYTER_GUARD_GUARDCTL, which its kernels inherit, harmlessly); the
+    variable goes with the test, so that no later one finds it set."""
+    monkeypatch.setenv("JUPYTER_GUARD_GUARDCTL", str(guardctl))
+    return provisioner_dist
+
+
+@pytest.fixture
+def provisioned(provisioner_site):
+    """jupyter-guard's provisioner as the default for the KernelManagers this
+    test starts, as Jupyter's config makes it: every kernelspec that names
+    no provisioner of its own is guarded under its own name."""
+    from jupyter_client.provisioning import KernelProvisionerFactory
+
+    factory = KernelProvisionerFactory.instance()
+    saved = factory.default_provisioner_name
+    factory.default_provisioner_name = PROVISIONER
+    yield
+    factory.default_provisioner_name = saved
+
+
+@pytest.fixture(params=["wrapped", "provisioner"])
+def guarded_name(request, kenv) -> str:
+    """The environment's kernel under the guard, started each way
+    jupyter-guard offers: its wrapped kernelspec (NAME-guarded), or its
+    plain kernelspec with the provisioner the default for this test."""
+    if request.param == "wrapped":
+        return kenv.guarded
+    request.getfixturevalue("provisioned")
+    return kenv.id
+
+
+@dataclass(frozen=True)
+class GuardVenv:
+    """A Jupyter environment with jupyter-guard installed, as pip would
+    leave it: .venv's packages (a .pth), the provisioner's dist, and
+    guardctl in its bin, beside its python, where the provisioner finds it."""
+
+    prefix: Path
+    env: dict[str, str]  # with JUPYTER_DEFAULT_PROVISIONER_NAME=jupyter-guard
+
+    @property
+    def python(self) -> Path:
+        return self.prefix / "bin" / "python"
+
+    @property
+    def config_file(self) -> Path:
+        """The environment's own Jupyter config, which every Jupyter
+        application of it reads."""
+        return self.prefix / "etc" / "jupyter" / "jupyter_config.json"
+
+
+@pytest.fixture(scope="session")
+def guard_venv(tmp_path_factory, provisioner_dist, guardctl, jupyter_dirs) -> GuardVenv:
+    prefix = tmp_path_factory.mktemp("guard-venv") / "venv"
+    main = KERNEL_ENVS[0]
+    subprocess.run([str(main.python), "-m", "venv", "--without-pip", str(prefix)], check=True)
+    site_packages = subprocess.run([str(main.python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                                   check=True, capture_output=True, text=True).stdout.strip()
+    own = subprocess.run([str(prefix / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                         check=True, capture_output=True, text=True).stdout.strip()
+    # addsitedir, not a plain path line: .venv's own .pth files must run too.
+    Path(own, "jupyter_guard_test.pth").write_text(f"{provisioner_dist}\nimport site; site.addsitedir({site_packages!r})\n")
+    shutil.copy2(guardctl, prefix / "bin" / "guardctl")
+    env = {k: v for k, v in os.environ.items() if k not in ("JUPYTER_GUARD_GUARDCTL", "PYTEST_CURRENT_TEST", "VIRTUAL_ENV")}
+    env["JUPYTER_DEFAULT_PROVISIONER_NAME"] = PROVISIONER
+    return GuardVenv(prefix, env)
 
 
 # ------------------------------------------------------------------ kernels

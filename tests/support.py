@@ -26,6 +26,7 @@ from typing import Any, Callable, Iterator
 
 import pytest
 import zmq
+from jupyter_client import BlockingKernelClient
 
 import memcg
 
@@ -87,6 +88,19 @@ def free_port() -> int:
 class Server:
     def __init__(self, url: str, proc: subprocess.Popen, log: Path):
         self.url, self.proc, self.log = url, proc, log
+
+    @contextmanager
+    def kernel_client(self, kernel_id: str, timeout: float = START_TIMEOUT) -> Iterator[BlockingKernelClient]:
+        """A client on the ports of the server's kernel, from its connection
+        file in the runtime dir, once the kernel answers."""
+        kc = BlockingKernelClient(connection_file=str(Path(os.environ["JUPYTER_RUNTIME_DIR"]) / f"kernel-{kernel_id}.json"))
+        kc.load_connection_file()
+        kc.start_channels()
+        try:
+            kc.wait_for_ready(timeout=timeout)
+            yield kc
+        finally:
+            kc.stop_channels()
 
     def call(self, method: str, path: str, body: dict | None = None, token: str | None = SERVER_TOKEN):
         """(status, parsed JSON or text) of a request."""

@@ -1,11 +1,13 @@
 """Interrupting a running cell through the proxy, in each way a guarded
-kernelspec can ask for it, delivers exactly one SIGINT to the kernel."""
+kernelspec can ask for it, delivers exactly one SIGINT to the kernel;
+through a wrapped kernelspec and through the provisioner alike."""
 
 from __future__ import annotations
 
 import pytest
 
-from support import collect, read_until_stream, request
+from support import cmdline, collect, read_until_stream
+from support import request as request_reply
 
 # The cell counts the SIGINTs it receives with a handler of its own (raising
 # KeyboardInterrupt like Python's default one), says it is ready, and sleeps.
@@ -23,24 +25,39 @@ for _ in range(300):  # naps: a SIGINT just before one long sleep waits it out
 print("not interrupted")
 """
 
-# spec suffix → what happens on km.interrupt_kernel():
+# mode → (the wrapped spec's suffix, the plain spec's that the provisioner
+# guards), and what happens on km.interrupt_kernel():
 MODES = {
     # jupyter_client killpg(SIGINT)s the proxy's group; the proxy relays the
     # signal to the child's own process group.
-    "signal": "-guarded",
+    "signal": ("-guarded", ""),
     # jupyter_client sends interrupt_request on control; the wrapped kernel
     # takes interrupts as messages too, so the proxy forwards the request.
-    "message": "-msg-guarded",
+    "message": ("-msg-guarded", "-msg"),
     # interrupt_request on control, but the wrapped kernel takes signals:
-    # the proxy answers the request and sends SIGINT itself.
-    "message-to-signal": "-guarded-msgfront",
+    # the proxy answers the request and sends SIGINT itself. Only a wrapped
+    # spec edited by hand asks for it: the provisioner gives the proxy the
+    # spec's own mode.
+    "message-to-signal": ("-guarded-msgfront", None),
 }
+LAUNCHES = [(mode, launch) for mode in MODES for launch in ("wrapped", "provisioner")
+            if launch == "wrapped" or MODES[mode][1] is not None]
 
 
-@pytest.mark.parametrize("mode", MODES)
-def test_interrupt_ends_the_cell_with_one_sigint(kernels, kenv, kernelspecs, mode):
-    spec = kenv.id + MODES[mode]
-    k = kernels.start(spec)
+def start(request, kernels, kenv, mode: str, launch: str):
+    """The kernel for the mode, through its wrapped spec or the provisioner."""
+    wrapped, plain = MODES[mode]
+    if launch == "wrapped":
+        return kernels.start(kenv.id + wrapped)
+    request.getfixturevalue("provisioned")
+    k = kernels.start(kenv.id + plain)
+    assert cmdline(k.proc.pid)[1:2] == ["kernel"], f"not started under the guard: {cmdline(k.proc.pid)}"
+    return k
+
+
+@pytest.mark.parametrize("mode,launch", LAUNCHES)
+def test_interrupt_ends_the_cell_with_one_sigint(request, kernels, kenv, kernelspecs, mode, launch):
+    k = start(request, kernels, kenv, mode, launch)
     child = k.pid()
 
     msg_id = k.kc.execute(ARM_AND_SLEEP)
@@ -64,14 +81,14 @@ def test_interrupt_ends_the_cell_with_one_sigint(kernels, kenv, kernelspecs, mod
     assert k.ok("6 * 7").of_type("execute_result")[0]["content"]["data"]["text/plain"] == "42"
 
 
-@pytest.mark.parametrize("mode", ["message", "message-to-signal"])
-def test_interrupt_request_is_answered(kernels, kenv, kernelspecs, mode):
+@pytest.mark.parametrize("mode,launch", [ml for ml in LAUNCHES if ml[0] != "signal"])
+def test_interrupt_request_is_answered(request, kernels, kenv, kernelspecs, mode, launch):
     """An interrupt_request gets its interrupt_reply on control, whoever
     writes it (the kernel, or the proxy that turned it into a signal), and
     an interrupt while idle harms nothing."""
-    k = kernels.start(kenv.id + MODES[mode])
+    k = start(request, kernels, kenv, mode, launch)
     child = k.pid()
-    reply = request(k.kc, "control", "interrupt_request", {})
+    reply = request_reply(k.kc, "control", "interrupt_request", {})
     assert reply["content"]["status"] == "ok"
     assert k.ok("print('still here')").stdout == "still here\n"
     assert k.pid() == child

@@ -1,5 +1,6 @@
 """Restart, shutdown and the proxy's own death: whatever happens to the
-proxy, no kernel process is left behind."""
+proxy, no kernel process is left behind; whether Jupyter started it from
+a wrapped kernelspec or through the provisioner (guarded_name)."""
 
 from __future__ import annotations
 
@@ -15,8 +16,8 @@ from support import Proc, children_of, cmdline, read_until_stream, wait_until
 ORPHAN_LIMIT = 5
 
 
-def test_restart(kernels, kenv):
-    k = kernels.start(kenv.guarded)
+def test_restart(kernels, guarded_name):
+    k = kernels.start(guarded_name)
     k.ok("restart_marker = 'before'")
     old_proxy, old_child = k.proc, k.pid()
 
@@ -37,8 +38,8 @@ def test_restart(kernels, kenv):
     assert new_child.pid in children_of(new_proxy.pid)
 
 
-def test_shutdown_leaves_nothing(kernels, kenv):
-    k = kernels.start(kenv.guarded)
+def test_shutdown_leaves_nothing(kernels, guarded_name):
+    k = kernels.start(guarded_name)
     proxy, child = k.proc, k.pid()
     assert sorted(k.processes()) == sorted([proxy.pid, child.pid])
     popen = k.km.provisioner.process
@@ -57,8 +58,8 @@ def test_shutdown_leaves_nothing(kernels, kenv):
     assert [f for f in os.listdir(runtime) if k.kernel_id in f] == []
 
 
-def test_sigkill_of_the_proxy_takes_the_kernel(kernels, kenv):
-    k = kernels.start(kenv.guarded)
+def test_sigkill_of_the_proxy_takes_the_kernel(kernels, guarded_name):
+    k = kernels.start(guarded_name)
     child = k.pid()
     os.kill(k.proc.pid, signal.SIGKILL)
     k.km.provisioner.process.wait(timeout=10)
@@ -79,11 +80,11 @@ print(*left)
 """
 
 
-def test_sigkill_of_the_proxy_leaves_none_of_the_kernels_processes(kernels, kenv):
+def test_sigkill_of_the_proxy_leaves_none_of_the_kernels_processes(kernels, guarded_name):
     """The kernel dies with the proxy (parent-death signal); what it started
     is ended by the proxy's keeper: a forked worker, a process in a session
     of its own, and a stopped one, none of which the kernel's death ends."""
-    k = kernels.start(kenv.guarded)
+    k = kernels.start(guarded_name)
     kernel = k.pid()
     left = [Proc.of(int(p)) for p in k.ok(LEAVE_BEHIND).stdout.split()]
     workers = [Proc.of(p) for p in children_of(kernel.pid)]

@@ -5,7 +5,9 @@ pip into a fresh venv with JupyterLab and ipykernel, on a PATH with no Go.
 There Jupyter lists its lab extension and its server extension as enabled
 and OK, a `jupyter server` serves /jupyter-guard/kernels through the
 wheel's guardctl, guardctl wraps the venv's kernel and runs the demo
-notebook under the guard, and `pip uninstall` takes it all away again.
+notebook under the guard, the wheel's kernel provisioner guards the plain
+python3 and `guardctl install --all` makes it the default, and `pip
+uninstall` takes it all away again.
 (`make wheel` builds the other wheels; this builds one, to keep the suite
 short.)"""
 
@@ -132,6 +134,32 @@ def test_jupyter_server_serves_the_guard_through_the_wheels_guardctl(venv, tmp_p
         assert f"figures from {venv.bin / 'guardctl'}" in server.log.read_text()
 
 
+# A kernel started by the venv's jupyter_client, as nbclient starts one.
+START_PYTHON3 = """from jupyter_client.manager import start_new_kernel
+km, kc = start_new_kernel(kernel_name="python3")
+print(type(km.provisioner).__name__, *km.provisioner.process.args[:2])
+kc.stop_channels()
+km.shutdown_kernel()
+"""
+
+
+def test_the_wheels_provisioner_guards_python3_and_install_all_makes_it_the_default(venv):
+    """The wheel registers the kernel provisioner: with it the default, the
+    venv's python3 starts under the wheel's guardctl. install --all makes it
+    the default in the venv's own Jupyter config; uninstall --all takes it
+    out again."""
+    r = sh(venv.bin / "python", "-c", START_PYTHON3, env={**venv.env, "JUPYTER_DEFAULT_PROVISIONER_NAME": "jupyter-guard"})
+    assert r.stdout.split() == ["GuardProvisioner", str((venv.bin / "guardctl").resolve()), "kernel"], r.stdout
+    config = venv.prefix / "etc" / "jupyter" / "jupyter_config.json"
+    assert not config.exists()
+    sh(venv.bin / "guardctl", "install", "--all", env=venv.env)
+    assert json.loads(config.read_text()) == {"KernelProvisionerFactory": {"default_provisioner_name": "jupyter-guard"}}
+    listed = sh(venv.bin / "guardctl", "kernelspecs", env=venv.env).stdout
+    assert re.search(r"^python3 .* yes, by the default provisioner ", listed, re.M), listed
+    sh(venv.bin / "guardctl", "uninstall", "--all", env=venv.env)
+    assert not config.exists()
+
+
 def test_install_guard_run_uninstall_without_go(venv, jupyter_dirs, tmp_path):
     """Last: it uninstalls the wheel."""
     bin, env = venv.bin, venv.env
@@ -185,3 +213,5 @@ def test_install_guard_run_uninstall_without_go(venv, jupyter_dirs, tmp_path):
     assert not (venv.prefix / "etc" / "jupyter" / "jupyter_server_config.d" / "jupyter_guard.json").exists()
     # Not from the checkout's jupyter_guard/: the current directory is not it.
     assert subprocess.run([bin / "python", "-c", "import jupyter_guard"], cwd=tmp_path, env=env).returncode != 0
+    providers = "from importlib.metadata import entry_points; print(entry_points(group='jupyter_client.kernel_provisioners').names)"
+    assert "jupyter-guard" not in sh(bin / "python", "-c", providers, env=env).stdout

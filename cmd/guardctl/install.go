@@ -28,6 +28,7 @@ type specFlags struct {
 	prefix    string
 	python    string
 	naming    kernelspec.Naming // install only
+	all       bool              // install --all, uninstall --all: the default provisioner (provisioner.go)
 }
 
 // newSpecFlags declares --python on every subcommand; withTarget adds
@@ -43,6 +44,8 @@ func newSpecFlags(cmd, args, about string, maxArgs int, withTarget bool) *specFl
 		f.cl.BoolVar(&f.user, "user", false, "the per-user kernels directory, seen by every environment's Jupyter (the default)")
 		f.cl.BoolVar(&f.sysPrefix, "sys-prefix", false, "the kernels directory of the Python environment (venv or conda env) that runs Jupyter")
 		f.cl.StringVar(&f.prefix, "prefix", "", "`DIR`/share/jupyter/kernels")
+		f.cl.BoolVar(&f.all, "all", false, "every kernel, under its own name: jupyter-guard's kernel provisioner as Jupyter's default, "+
+			"set (install) or taken out (uninstall) in the environment's DIR/etc/jupyter/jupyter_config.json (--prefix DIR for another)")
 	}
 	return f
 }
@@ -136,6 +139,13 @@ func runInstall(args []string) error {
 	if _, err := f.parse(args); err != nil {
 		return err
 	}
+	if f.all {
+		if *limit != "" || f.naming.Name != "" || f.naming.DisplayName != "" || len(f.naming.Env) > 0 {
+			return f.cl.fail("--all guards each kernel under its own name and settings: give no --name, --display-name, --env or --limit with it " +
+				"(set a kernel's in its kernelspec, metadata.kernel_provisioner.config, or JUPYTER_GUARD_* in the environment)")
+		}
+		return installAll(f)
+	}
 	if *limit != "" {
 		if _, err := config.ParseSpec(*limit); err != nil {
 			return f.cl.fail("--limit %s: %v", *limit, err)
@@ -198,6 +208,10 @@ func runInstall(args []string) error {
 		if spec.Wraps() != "" {
 			continue
 		}
+		if spec.GuardedByProvisioner() {
+			fmt.Fprintf(os.Stderr, "skipped %s: its kernelspec asks for the %s provisioner: it is guarded already\n", spec.Name, kernelspec.ProvisionerName)
+			continue
+		}
 		if err := f.install(spec, guardctl, dir, py); err != nil {
 			fmt.Fprintf(os.Stderr, "skipped %s: %v\n", spec.Name, err)
 			continue
@@ -234,6 +248,12 @@ func runUninstall(args []string) error {
 	pos, err := f.parse(args)
 	if err != nil {
 		return err
+	}
+	if f.all {
+		if len(pos) > 0 {
+			return f.cl.fail("--all takes out the default provisioner: name no kernelspec with it")
+		}
+		return uninstallAll(f)
 	}
 	var py kernelspec.Python
 	if f.sysPrefix {
@@ -276,8 +296,16 @@ func runKernelspecs(args []string) error {
 		return err
 	}
 	if py.Executable != "" {
-		fmt.Printf("as seen by Jupyter on %s\n\n", py.Executable)
+		fmt.Printf("as seen by Jupyter on %s\n", py.Executable)
 	}
+	byDefault := false
+	if facts, err := kernelspec.ProbeProvisioner(py); err != nil {
+		fmt.Fprintf(os.Stderr, "warning: %v\n", err)
+	} else if line, on := defaultLine(facts); line != "" {
+		fmt.Println(line)
+		byDefault = on
+	}
+	fmt.Println()
 	if len(search.Specs) == 0 {
 		fmt.Printf("no kernelspecs; searched %s\n", strings.Join(search.Dirs, ", "))
 		return nil
@@ -285,20 +313,34 @@ func runKernelspecs(args []string) error {
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "NAME\tDISPLAY NAME\tGUARDED\tWHERE")
 	for _, spec := range search.Specs {
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", spec.Name, spec.DisplayName, guardState(search, spec), spec.Dir)
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", spec.Name, spec.DisplayName, guardState(search, spec, byDefault), spec.Dir)
 	}
 	return w.Flush()
 }
 
-// guardState says how spec relates to guarding, for the listing.
-func guardState(search kernelspec.Search, spec *kernelspec.KernelSpec) string {
+// guardState says how spec relates to guarding, for the listing; byDefault:
+// jupyter-guard is Jupyter's default provisioner.
+func guardState(search kernelspec.Search, spec *kernelspec.KernelSpec, byDefault bool) string {
 	if w := spec.Wraps(); w != "" {
 		return "guards " + w
 	}
-	if g := search.GuardOf(spec.Name); g != nil {
-		return "yes, as " + g.Name
+	if own := spec.OwnProvisioner(); own != "" {
+		return "no: provisioner " + own
 	}
-	return "no"
+	var ways []string
+	switch name, _, _ := spec.Provisioner(); {
+	case name == kernelspec.ProvisionerName:
+		ways = append(ways, "by its provisioner")
+	case name == "" && byDefault:
+		ways = append(ways, "by the default provisioner")
+	}
+	if g := search.GuardOf(spec.Name); g != nil {
+		ways = append(ways, "as "+g.Name)
+	}
+	if len(ways) == 0 {
+		return "no"
+	}
+	return "yes, " + strings.Join(ways, " and ")
 }
 
 // findSpecs searches and reports, without stopping, the specs Jupyter

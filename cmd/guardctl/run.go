@@ -128,11 +128,7 @@ func guardEnv(o runOptions, getenv func(string) string) []string {
 	if o.limit != "" {
 		env = append(env, "JUPYTER_GUARD_LIMIT="+o.limit)
 	}
-	action := o.action
-	if action == "" && getenv("JUPYTER_GUARD_ACTION") == "" {
-		action = "interrupt"
-	}
-	if action != "" {
+	if action := headlessAction(o.action, getenv); action != "" {
 		env = append(env, "JUPYTER_GUARD_ACTION="+action)
 	}
 	// guardctl run reads the guard's KernelDied itself: the proxy restarts

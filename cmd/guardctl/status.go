@@ -105,6 +105,20 @@ func printStatus(w io.Writer, asJSON bool) error {
 		}
 		return printJSON(w, states)
 	}
+	if err := printKernels(w, ks, skipped); err != nil {
+		return err
+	}
+	// A kernel the guard cannot see is missing from the table: say which
+	// kernelspecs start theirs where it cannot follow.
+	if search, err := kernelspec.FindAll(kernelspec.FindPython()); err == nil {
+		printOwnProvisioners(w, search)
+	}
+	return nil
+}
+
+// printKernels is the table of guarded kernels, and what is unknown about
+// them.
+func printKernels(w io.Writer, ks []kernel, skipped int) error {
 	switch {
 	case len(ks) == 0 && skipped > 0:
 		// A refused socket may well be a running kernel's: do not say none runs.
