@@ -33,6 +33,23 @@ func LaunchArgv(guardctl, connFile, interruptMode, resourceDir string, options, 
 	return append(append(launch, "--"), argv...)
 }
 
+// Shelled is launch (LaunchArgv) as the provisioner starts it: through
+// /bin/sh, which ignores SIGINT and execs guardctl (see shell).
+func Shelled(launch []string) []string {
+	return shell(`exec "$0" "$@"`, launch)
+}
+
+// shell runs script with launch as its $0 and $@, SIGINT ignored first.
+// jupyter_client interrupts a kernel before it shuts it down, and Go's
+// runtime takes SIGINT's default (the end of the proxy) until main runs:
+// a shutdown within the first milliseconds of a start killed the proxy
+// (3 runs in 15 under load). A SIGINT ignored across exec stays ignored
+// in Go until signal.Notify, which supervisor.Run calls before it starts
+// the kernel, so the kernel still gets SIGINT's default.
+func shell(script string, launch []string) []string {
+	return append([]string{"/bin/sh", "-c", "trap '' INT; " + script}, launch...)
+}
+
 // Provisioner is the kernel provisioner the spec names in
 // metadata.kernel_provisioner, with its config; "" when it names none, and
 // Jupyter's default provisioner starts it.

@@ -128,13 +128,14 @@ func guardedName(spec *KernelSpec, n Naming) string {
 // leaves the specs it wrote), says in one line how to remove the spec,
 // where Jupyter would otherwise fail with a stack trace. The script has no
 // {braces}, which Jupyter would take for its own fields. The provisioner
-// launches LaunchArgv without it: guardctl has just told it the argv.
+// launches LaunchArgv through a plain shell (Shelled): guardctl has just
+// told it the argv.
 func launcher(name string, launch []string) []string {
 	script := `if [ -x "$0" ]; then exec "$0" "$@"; fi; ` +
 		`echo "jupyter-guard: $0 is gone (jupyter-guard was uninstalled or moved), so kernel ` + name +
 		` cannot start: remove it with 'jupyter kernelspec remove ` + name +
 		`', or reinstall jupyter-guard and run 'guardctl install' again." >&2; exit 127`
-	return append([]string{"/bin/sh", "-c", script}, launch...)
+	return shell(script, launch)
 }
 
 // checkLocal refuses specs that name a provisioner of their own

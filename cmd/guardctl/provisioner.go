@@ -105,7 +105,7 @@ func guardedLaunch(req launchRequest, getenv func(string) string) (launchReply, 
 	if err != nil {
 		return launchReply{}, err
 	}
-	return launchReply{Argv: kernelspec.LaunchArgv(guardctl, req.ConnectionFile, spec.Interrupt(), req.ResourceDir, options, req.Argv)}, nil
+	return launchReply{Argv: kernelspec.Shelled(kernelspec.LaunchArgv(guardctl, req.ConnectionFile, spec.Interrupt(), req.ResourceDir, options, req.Argv))}, nil
 }
 
 // headlessAction is the action of a kernel nobody watches (guardctl run,

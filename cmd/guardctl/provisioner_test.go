@@ -43,8 +43,8 @@ func TestKernelArgvIsTheWrappedSpecs(t *testing.T) {
 	want := slices.Clone(wrapped.Argv[slices.Index(wrapped.Argv, self) : slices.Index(wrapped.Argv, "--")+1])
 	want[slices.Index(want, "{connection_file}")] = "/run/kernel-1.json"
 	want = append(want, "/venv/bin/python", "-m", "ipykernel_launcher", "-f", "/run/kernel-1.json")
-	if !slices.Equal(got.Argv, want) {
-		t.Errorf("argv\n got %q\nwant %q", got.Argv, want)
+	if !slices.Equal(got.Argv[3:], want) || got.Argv[0] != "/bin/sh" {
+		t.Errorf("argv\n got %q\nwant /bin/sh -c SCRIPT %q", got.Argv, want)
 	}
 }
 
