@@ -209,7 +209,7 @@ test: build build-nvmlmock venvs e2e-deps nbclient-suite labextension
 	JUPYTER_GUARD_TEST_PYTHON=$(VENV)/bin/python $(GO) test -json -cover $(GO_TEST_FLAGS) ./... -args -test.gocoverdir=$(COVER)/unit 2>&1 \
 		| $(VENV)/bin/python scripts/go-test-report bin/go-test.log || status=1; \
 	echo "== pytest tests"; \
-	GOCOVERDIR=$(COVER)/binary JUPYTER_GUARD_BIN=$(COVER_BIN) $(VENV)/bin/python -m pytest tests -rsx $(PYTEST_ARGS) 2>&1 | tee bin/pytest.log || status=1; \
+	GOCOVERDIR=$(COVER)/binary JUPYTER_GUARD_BIN=$(COVER_BIN) $(VENV)/bin/python -m pytest tests -rfEsx $(PYTEST_ARGS) 2>&1 | tee bin/pytest.log || status=1; \
 	export GOCOVERDIR=$(COVER)/binary; $(E2E_STEP) || status=1; unset GOCOVERDIR; \
 	echo; echo "== summary: go test"; \
 	grep -E '^(ok|FAIL|--- FAIL|panic:|signal: |# |SKIP |== go test)' bin/go-test.log || true; \

@@ -9,8 +9,9 @@ line says the guard cannot see it. An OOM kill the guard only warned about
 is diagnosed from memory.events alone (the guard cannot read the kernel
 log, as in most containers) and names the limit.
 
-The guest fills memory at 30-130 MiB/s and boots in about 2 s: each case
-takes 20-40 s.
+The guest fills memory at 9-130 MiB/s (9 on 2026-11-27) and boots in
+2-10 s: the limits are the harness's smallest, 256 MiB, and each case takes
+40-90 s.
 
     .venv/bin/python -m pytest tests/test_cgroup_v2.py"""
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 import pytest
 
@@ -28,7 +30,8 @@ from support import INTERRUPTED, WARNING, as_jupyter_starts_it
 MiB = 1 << 20
 GROW = REPO / "testdata" / "notebooks" / "cgroup-v2" / "grow.ipynb"  # 16 MiB blocks up to 1 GiB
 CLEAN = REPO / "testdata" / "notebooks" / "run" / "clean.ipynb"
-GUEST_SECONDS = 150
+# Generous: a slow guest must not fail a case that would pass.
+GUEST_SECONDS = 300
 KENV = KERNEL_ENVS[0]
 
 
@@ -68,12 +71,12 @@ def cell_text(report: dict, index: int) -> str:
 
 @pytest.mark.timeout(GUEST_SECONDS + 90)
 @pytest.mark.parametrize("layout,options,source", [
-    ("own", ["-m", "448M"], "cgroup v2 memory.max at /job"),
-    ("nomem", ["-m", "448M"], "cgroup v2 memory.max at /job"),
-    ("cgroupns", ["-m", "448M"], "cgroup v2 memory.max at /job"),
-    ("ctr", ["-m", "448M"], "cgroup v2 memory.max at /"),
+    ("own", ["-m", "256M"], "cgroup v2 memory.max at /job"),
+    ("nomem", ["-m", "256M"], "cgroup v2 memory.max at /job"),
+    ("cgroupns", ["-m", "256M"], "cgroup v2 memory.max at /job"),
+    ("ctr", ["-m", "256M"], "cgroup v2 memory.max at /"),
     # With memory.oom.group set, as Kubernetes 1.28+ sets it on a container.
-    ("own", ["-m", "512M", "-H", "384M", "-S", "memory.oom.group=1"], "cgroup v2 memory.high at /job"),
+    ("own", ["-m", "384M", "-H", "256M", "-S", "memory.oom.group=1"], "cgroup v2 memory.high at /job"),
 ], ids=["limited-group", "child-without-memory-controller", "cgroupns-without-mount", "cgroupns-with-mount", "memory.high"])
 def test_a_growing_cell_is_stopped_at_the_v2_limit(kernelspecs, jupyter_dirs, guardctl, tmp_path, layout, options, source):
     need_guest()
@@ -94,7 +97,7 @@ def test_a_limit_above_the_containers_cgroup_mount_is_said_to_be_unseen(kernelsp
     at job/leaf: the limit cannot be read there, and the guard says so
     rather than guard host memory in silence."""
     need_guest()
-    report = in_guest(tmp_path, jupyter_dirs, guardctl, ["-m", "448M", "-l", "leaf"], layout="ctr-above", notebook=str(CLEAN))
+    report = in_guest(tmp_path, jupyter_dirs, guardctl, ["-m", "256M", "-l", "leaf"], layout="ctr-above", notebook=str(CLEAN))
     line = startup_line(report)
     assert " from host memory; limits above /, the top of what this cgroup mount shows (a cgroup namespace's root), cannot be " \
            "read: set JUPYTER_GUARD_LIMIT to the real limit: " in line, line
@@ -109,12 +112,12 @@ def test_an_oom_kill_is_diagnosed_from_memory_events(kernelspecs, jupyter_dirs, 
     from the guard, so only memory.events of the kernel's (charged) group
     tells that the OOM killer acted."""
     need_guest()
-    report = in_guest(tmp_path, jupyter_dirs, guardctl, ["-m", "320M"], layout="nomem", notebook=str(GROW), kmsg=False,
+    report = in_guest(tmp_path, jupyter_dirs, guardctl, ["-m", "256M"], layout="nomem", notebook=str(GROW), kmsg=False,
                       args=["--action", "warn"])
     assert report["events"]["oom_kill"] >= 1, report["events"]
     text = cell_text(report, 2)
     assert "killed by the Linux out-of-memory killer" in text, f"the cell's output:\n{text}\n--- guardctl:\n{report['stderr'][-5000:]}"
-    assert "the limit is 320 MiB (cgroup v2 memory.max at /job)" in text, text
+    assert "the limit is 256 MiB (cgroup v2 memory.max at /job)" in text, text
     # The kernel log was there to read, and empty: the counter told.
     assert "OOM kills in the kernel's cgroup while it ran: 1 (oom_kill 0 -> 1)" in text, text
 
@@ -129,4 +132,5 @@ def test_sigkill_of_the_proxy_leaves_nothing_in_the_guest(guardctl, tmp_path):
                   [str(KENV.python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "--basetemp", str(tmp_path / "pytest"),
                    str(TESTS / "test_lifecycle.py"), "-k", f"leaves_none and {KENV.id}"],
                   workdir=tmp_path, shown=[guardctl.parent], timeout=GUEST_SECONDS + 60)
-    assert r.returncode == 0 and "1 passed" in r.stdout, f"{r.stdout[-5000:]}\n{r.stderr[-3000:]}"
+    # Two cases: the kernel started from a guarded spec and by the provisioner.
+    assert r.returncode == 0 and re.search(r"^2 passed", r.stdout, re.M), f"{r.stdout[-5000:]}\n{r.stderr[-3000:]}"

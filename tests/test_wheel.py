@@ -135,9 +135,10 @@ def test_jupyter_server_serves_the_guard_through_the_wheels_guardctl(venv, tmp_p
 
 
 # A kernel started by the venv's jupyter_client, as nbclient starts one.
-START_PYTHON3 = """from jupyter_client.manager import start_new_kernel
+START_PYTHON3 = """import json
+from jupyter_client.manager import start_new_kernel
 km, kc = start_new_kernel(kernel_name="python3")
-print(type(km.provisioner).__name__, *km.provisioner.process.args[:2])
+print(type(km.provisioner).__name__, json.dumps(km.provisioner.process.args))
 kc.stop_channels()
 km.shutdown_kernel()
 """
@@ -149,7 +150,8 @@ def test_the_wheels_provisioner_guards_python3_and_install_all_makes_it_the_defa
     the default in the venv's own Jupyter config; uninstall --all takes it
     out again."""
     r = sh(venv.bin / "python", "-c", START_PYTHON3, env={**venv.env, "JUPYTER_DEFAULT_PROVISIONER_NAME": "jupyter-guard"})
-    assert r.stdout.split() == ["GuardProvisioner", str((venv.bin / "guardctl").resolve()), "kernel"], r.stdout
+    name, args = r.stdout.split(" ", 1)
+    assert name == "GuardProvisioner" and proxy_argv(json.loads(args))[0] == str((venv.bin / "guardctl").resolve()), r.stdout
     config = venv.prefix / "etc" / "jupyter" / "jupyter_config.json"
     assert not config.exists()
     sh(venv.bin / "guardctl", "install", "--all", env=venv.env)
