@@ -685,8 +685,8 @@ func (g *Guard) plan(s sampler.Sample) (plan, bool) {
 // lateWarning is the warning for cell c, which its end measurement shows
 // past the warning line though no sample saw it there while it ran: the
 // cell was too short, or its busy came late (a C call holding the GIL
-// keeps ipykernel from sending it). It is recorded in c. Call with g.mu
-// held.
+// keeps ipykernel from sending it). Past the pause line it says the guard
+// could not stop the cell. It is recorded in c. Call with g.mu held.
 func (g *Guard) lateWarning(c *ledger.Cell) (string, bool) {
 	b := g.budget
 	done := doneIn(c)
@@ -695,6 +695,11 @@ func (g *Guard) lateWarning(c *ledger.Cell) (string, bool) {
 		return "", false
 	}
 	g.ledger.Act(c.MsgID, ledger.Action{Time: time.Now(), Kind: decide.Warn.String(), Used: used})
+	if used >= b.Pause {
+		g.log.Printf("memory guard: cell %s ended at %s (%s), past the %s line at %s before any sample saw it grow there",
+			c.Name(), units.FormatBytes(used), b.Figure, b.Action, units.FormatBytes(b.Pause))
+		return notice.Overran(g.facts(c, used, 0, decide.Decision{Act: decide.Warn, Line: b.Pause})), true
+	}
 	g.log.Printf("memory guard: warn in cell %s at its end, at %s (%s)", c.Name(), units.FormatBytes(used), b.Figure)
 	return notice.Warning(g.facts(c, used, c.InFlight(), decide.Decision{Act: decide.Warn, Line: b.Warn})), true
 }

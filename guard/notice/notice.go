@@ -7,6 +7,7 @@ package notice
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/jupyter-guard/jupyter-guard/guard/config"
@@ -178,6 +179,43 @@ func Alert(f Facts) string {
 		"At "+size(f.Budget)+" the OOM killer kills the kernel and its variables are lost: interrupt the cell (■) now to keep them.",
 		"(JUPYTER_GUARD_ACTION=warn: jupyter-guard only warns.)",
 	)
+}
+
+// overranHead begins Overran's notice.
+const overranHead = "jupyter-guard: this cell took the kernel past the "
+
+// Overran is posted at the end of a cell that ended past the line where
+// the guard acts, which no sample saw it reach while it ran: one
+// allocation filled faster than the guard looks, or the cell was shorter
+// than a look. Nothing was stopped, and the kernel holds more than the
+// budget allows.
+func Overran(f Facts) string {
+	kind := "pause"
+	if f.Action == config.Interrupt {
+		kind = "interrupt"
+	}
+	left := "little is left of its budget"
+	if f.Used >= f.Budget {
+		left = "it holds more than its budget"
+	}
+	return lines(
+		overranHead+kind+" line ("+size(f.Line)+") faster than the guard could stop it.",
+		"  "+f.usage()+";",
+		"  "+f.growth()+".",
+		"The kernel and its variables are kept, but "+left+": the next cell that allocates may be killed by the OOM killer.",
+		"Free memory now (del the big variables, or restart the kernel), then do this work in smaller pieces.",
+	)
+}
+
+// pastPause begins each notice posted when a cell reached the line where
+// the guard acts: Paused (and Unsaved), Interrupted, Alert and Overran.
+var pastPause = []string{"jupyter-guard paused the kernel", "jupyter-guard interrupted this cell", "jupyter-guard: memory critical", overranHead}
+
+// PastPause says whether a notice's text says its cell reached the line
+// where the guard acts, stopped there or not: a headless run fails on it.
+func PastPause(text string) bool {
+	text = strings.TrimLeft(text, "\n")
+	return slices.ContainsFunc(pastPause, func(head string) bool { return strings.HasPrefix(text, head) })
 }
 
 // Resumed is posted when the user lets a paused kernel go on.

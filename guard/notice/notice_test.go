@@ -67,6 +67,21 @@ func TestGolden(t *testing.T) {
 	panel := paused
 	panel.Panel = true
 
+	// guardctl run --limit 400MiB testdata/demo/grow.ipynb: 700 MiB in one
+	// step, seen only at the cell's end.
+	overran := Facts{Used: 851 * mib, Budget: 400 * mib, Figure: ledger.Tree, Source: "JUPYTER_GUARD_LIMIT",
+		Action: config.Interrupt, Line: 380 * mib, Growth: 700 * mib}
+	for _, text := range []string{Paused(paused), Paused(unsaved), Interrupted(interrupted), Alert(alert), Overran(overran)} {
+		if !PastPause(text) {
+			t.Errorf("PastPause misses:\n%s", text)
+		}
+	}
+	for _, text := range []string{Warning(cgroupFacts), Warning(unsaved), Resumed(resumed)} {
+		if PastPause(text) {
+			t.Errorf("PastPause takes a notice below the pause line:\n%s", text)
+		}
+	}
+
 	for name, text := range map[string]string{
 		"warning":                 Warning(cgroupFacts),
 		"warning-tree-interrupt":  Warning(tree),
@@ -89,6 +104,7 @@ func TestGolden(t *testing.T) {
 		"paused-ends-kernel":      Paused(xeusPaused),
 		"paused-panel":            Paused(panel),
 		"interrupted-ends-kernel": Interrupted(xeusInterrupted),
+		"overran":                 Overran(overran),
 	} {
 		t.Run(name, func(t *testing.T) {
 			file := filepath.Join("..", "..", "testdata", "guard", name+".txt")
