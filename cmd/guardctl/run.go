@@ -54,7 +54,7 @@ type runOptions struct {
 
 func parseRunArgs(args []string) (runOptions, error) {
 	var o runOptions
-	cl := newCmdline("run", "NOTEBOOK.ipynb", "Executes a notebook headlessly under the guard, as jupyter nbconvert --execute does, prints each cell's memory and writes the executed notebook. Exit status: 0 when every cell ran, 1 when a cell raised or the kernel died, 2 for a mistake on the command line, 130 when interrupted.", 1, 1)
+	cl := newCmdline("run", "NOTEBOOK.ipynb", "Executes a notebook headlessly under the guard, as jupyter nbconvert --execute does, prints each cell's memory and writes the executed notebook. Exit status: 0 when every cell ran, 1 when a cell raised, the kernel died or a cell reached the line where the guard acts (stopped there or not), 2 for a mistake on the command line, 130 when interrupted.", 1, 1)
 	cl.StringVar(&o.kernel, "kernel", "", "kernelspec `NAME` (default: the notebook's own); NAME-guarded is used when installed, else NAME is guarded on the fly")
 	cl.StringVar(&o.limit, "limit", "", "the kernel's memory budget: a `SIZE` (4GiB) or a share of the detected limit (80%); sets JUPYTER_GUARD_LIMIT")
 	cl.StringVar(&o.action, "action", "", "what the guard does near the limit: `ACTION`, one of pause, interrupt or warn; sets JUPYTER_GUARD_ACTION (default: interrupt, as nobody can answer a pause)")
@@ -228,14 +228,17 @@ func runNotebook(args []string) error {
 	ex.Client = k.Client
 	stop.running(k)
 
-	progress := &runProgress{w: os.Stderr, total: len(nb.Cells), ledger: openLedger(k)}
+	progress := &runProgress{w: os.Stderr, total: len(nb.Cells), ledger: openLedger(k), stop: ex.Stop}
+	if o.allowErrors {
+		progress.stop = nil // every cell runs; the exit status still says it
+	}
 	progress.ledger.announce(os.Stderr)
 	ex.OnDone = progress.done
 	_, runErr := ex.Run(ctx) // progress keeps each cell's result, with its memory
 
 	writeErr := nb.Write(output)
 	printTable(os.Stdout, progress.rows)
-	status := explainRun(runErr, stop.interrupted(), o.notebook)
+	status := explainRun(runErr, stop.interrupted(), o.notebook, nb, progress.pastPause)
 	switch {
 	case writeErr != nil:
 		fmt.Fprintf(os.Stderr, "guardctl run: %v\n", writeErr)
@@ -249,8 +252,12 @@ func runNotebook(args []string) error {
 }
 
 // explainRun tells the user why the run stopped, if it did, and picks the
-// exit status.
-func explainRun(err error, interrupted bool, input string) error {
+// exit status. pastPause is the cell that reached the line where the guard
+// acts, if one did: the run stopped after it and fails, whether the guard
+// stopped the cell in time (it raised) or not (it ended as if nothing had
+// happened, or went on under JUPYTER_GUARD_ACTION=warn), so that the exit
+// status does not depend on timing.
+func explainRun(err error, interrupted bool, input string, nb *notebook.Notebook, pastPause *runRow) error {
 	var cellErr *nbexec.CellError
 	var died *nbexec.KernelDiedError
 	var timeout *nbexec.TimeoutError
@@ -258,13 +265,17 @@ func explainRun(err error, interrupted bool, input string) error {
 	case interrupted:
 		fmt.Fprintln(os.Stderr, "guardctl run: interrupted")
 		return exitCode(exitRunInterrupted)
-	case err == nil:
+	case err == nil && pastPause == nil:
 		return nil
 	case errors.As(err, &died):
 		fmt.Fprintf(os.Stderr, "guardctl run: the kernel died in %s of %s:\n%s\n", died.Place, input, plainTraceback(died.Diagnosis()))
 	case errors.As(err, &cellErr):
 		fmt.Fprintf(os.Stderr, "guardctl run: %s of %s raised %s: %s\n%s\n",
 			cellErr.Place, input, cellErr.Ename, cellErr.Evalue, plainTraceback(strings.Join(cellErr.Traceback, "\n")))
+		printNotices(os.Stderr, nb.Cells[cellErr.Index])
+	case pastPause != nil:
+		fmt.Fprintf(os.Stderr, "guardctl run: %s of %s reached the line where the guard acts:\n", pastPause.Place, input)
+		printNotices(os.Stderr, pastPause.Cell)
 	case errors.As(err, &timeout):
 		fmt.Fprintf(os.Stderr, "guardctl run: %s of %s did not finish within %s (see --timeout)\n", timeout.Place, input, timeout.Timeout)
 	default:
@@ -413,6 +424,10 @@ type runProgress struct {
 	total  int
 	ledger *ledger
 	rows   []runRow
+	// stop ends the run after pastPause, the first cell the guard said
+	// reached the line where it acts; nil with --allow-errors.
+	stop      func()
+	pastPause *runRow
 }
 
 // runRow is one cell that ran, with its memory if the ledger had it.
@@ -426,6 +441,12 @@ func (p *runProgress) done(r nbexec.Result) {
 	row := runRow{Result: r}
 	row.mem, row.known = p.ledger.cell(r)
 	p.rows = append(p.rows, row)
+	if p.pastPause == nil && pastPause(r.Cell) {
+		p.pastPause = &row
+		if p.stop != nil {
+			p.stop()
+		}
+	}
 	line := fmt.Sprintf("cell %d/%d  %s  %-7s %8s", r.Index+1, p.total, cellCount(r), cellStatus(r), units.FormatDuration(r.Duration))
 	if row.known {
 		mem := fmt.Sprintf("peak %s, %s", units.FormatBytes(row.mem.PeakBytes), units.FormatSignedBytes(row.mem.GrowthBytes))
