@@ -55,6 +55,14 @@ func (f *inflight) answered(parentID string) (Request, bool) {
 	return r, ok
 }
 
+// get is the request parentID, if it is still pending.
+func (f *inflight) get(parentID string) (Request, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	r, ok := f.pending[parentID]
+	return r, ok
+}
+
 func (f *inflight) status(parentID string, parent []byte, state string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

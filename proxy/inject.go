@@ -31,6 +31,9 @@ func (p *Proxy) Reply(r Request, content any) error {
 	return p.sendFront(r.Channel, m.Frames())
 }
 
+// Unanswered is the request msgID if the kernel has not replied to it yet.
+func (p *Proxy) Unanswered(msgID string) (Request, bool) { return p.inflight.get(msgID) }
+
 // Stream writes text into the output of the request whose header is parent,
 // as the kernel's own print would.
 func (p *Proxy) Stream(parent []byte, name, text string) error {

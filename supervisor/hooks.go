@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"encoding/json"
+	"time"
 
 	"github.com/jupyter-guard/jupyter-guard/guard/diagnosis"
 	"github.com/jupyter-guard/jupyter-guard/proxy"
@@ -59,7 +60,7 @@ func (s *Supervisor) FromFrontend(ch proxy.Channel, m *wire.Message, h wire.Head
 		}
 		_ = json.Unmarshal(m.Content, &c)
 		s.mu.Lock()
-		s.cells[h.MsgID] = &cellInfo{code: c.Code}
+		s.cells[h.MsgID] = &cellInfo{code: c.Code, asked: time.Now()}
 		s.mu.Unlock()
 		s.guard.CellRequested(h.MsgID, m.Header, c.Code)
 		if rep := s.takeNextCellReport(); rep != nil {
@@ -108,6 +109,7 @@ func (s *Supervisor) FromKernel(ch proxy.Channel, m *wire.Message, h, parent wir
 			case "idle":
 				s.awaitGPUNote(parent.MsgID)
 				s.guard.CellFinished(parent.MsgID)
+				s.awaitReply(parent.MsgID)
 			}
 		}
 	}

@@ -68,7 +68,8 @@ type Supervisor struct {
 // cellInfo is what the supervisor knows of an execute request.
 type cellInfo struct {
 	code      string
-	execCount int // from its execute_input; 0 until then
+	execCount int       // from its execute_input; 0 until then
+	asked     time.Time // when the request came
 }
 
 type interruptSent struct {

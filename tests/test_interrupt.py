@@ -92,3 +92,42 @@ def test_interrupt_request_is_answered(request, kernels, kenv, kernelspecs, mode
     assert reply["content"]["status"] == "ok"
     assert k.ok("print('still here')").stdout == "still here\n"
     assert k.pid() == child
+
+
+# After the cell's code has returned, before its reply is sent: ipykernel's
+# finish_metadata, slowed down for the next cell. A SIGINT there reaches
+# ipykernel's handler, which says "KeyboardInterrupt caught in kernel" and
+# never sends the cell's execute_reply, only its idle.
+NAP_AFTER_THE_CELL = """
+import time
+_kernel = get_ipython().kernel
+_finish = _kernel.finish_metadata
+_cells_seen = 0
+def _nap_then_finish(*args):  # after the next cell, not this one
+    global _cells_seen
+    _cells_seen += 1
+    if _cells_seen == 2:
+        _kernel.finish_metadata = _finish
+        print("code done", flush=True)
+        time.sleep(5)
+    return _finish(*args)
+_kernel.finish_metadata = _nap_then_finish
+"""
+
+
+def test_an_interrupt_after_the_code_still_gets_the_cell_a_reply(kernels, kenv, kernelspecs):
+    """The guard's interrupt can land as a cell ends (a one-step fill seen
+    only when done): the kernel must not leave nbclient or guardctl run
+    waiting for ever for a reply it dropped. The proxy answers it, and the
+    kernel goes on."""
+    k = kernels.start(kenv.id + "-guarded")
+    child = k.pid()
+    k.ok(NAP_AFTER_THE_CELL)
+    msg_id = k.kc.execute("kept = 41")
+    seen = read_until_stream(k.kc, msg_id, "code done")
+    k.km.interrupt_kernel()
+    r = collect(k.kc, msg_id, iopub=seen, timeout=20)
+    assert r.status == "error" and r.reply["content"]["ename"] == "KeyboardInterrupt", r.reply
+    assert "jupyter-guard: the interrupt reached the kernel as this cell was ending" in r.reply["content"]["traceback"][0]
+    assert k.ok("print(kept + 1)").stdout == "42\n"
+    assert k.pid() == child
