@@ -182,6 +182,10 @@ COVER := $(CURDIR)/bin/cover
 CGROUP_V2_HARNESS ?= $(wildcard $(abspath $(CURDIR)/../shared/cgroup-v2/run-in-v2.sh))
 export CGROUP_V2_HARNESS
 COVER_BIN := $(CURDIR)/bin/guardctl-cover
+# The tests that boot the user-mode-linux guest: they spend their time
+# waiting on its one slow CPU (it fills memory at 9-130 MiB/s), so make
+# test runs them beside the e2e stories, not in the pytest run's line.
+GUEST_TESTS := tests/test_cgroup_v2.py tests/test_headroom_v2.py
 # The packages whose combined coverage the summary shows: the proxy and the
 # supervisor are driven almost only through the binary.
 COVER_KEY := github.com/jupyter-guard/jupyter-guard/proxy,github.com/jupyter-guard/jupyter-guard/supervisor
@@ -208,13 +212,18 @@ test: build build-nvmlmock venvs e2e-deps nbclient-suite labextension
 	echo "== go test ./..."; \
 	JUPYTER_GUARD_TEST_PYTHON=$(VENV)/bin/python $(GO) test -json -cover $(GO_TEST_FLAGS) ./... -args -test.gocoverdir=$(COVER)/unit 2>&1 \
 		| $(VENV)/bin/python scripts/go-test-report bin/go-test.log || status=1; \
-	echo "== pytest tests"; \
-	GOCOVERDIR=$(COVER)/binary JUPYTER_GUARD_BIN=$(COVER_BIN) $(VENV)/bin/python -m pytest tests -rfEsx $(PYTEST_ARGS) 2>&1 | tee bin/pytest.log || status=1; \
+	echo "== pytest tests (but the cgroup v2 guest's)"; \
+	GOCOVERDIR=$(COVER)/binary JUPYTER_GUARD_BIN=$(COVER_BIN) $(VENV)/bin/python -m pytest tests -rfEsx --durations=15 \
+		$(foreach f,$(GUEST_TESTS),--ignore $(f)) $(PYTEST_ARGS) 2>&1 | tee bin/pytest.log || status=1; \
+	echo "== the cgroup v2 guest's tests (bin/pytest-guest.log), beside the e2e stories"; \
+	GOCOVERDIR=$(COVER)/binary JUPYTER_GUARD_BIN=$(COVER_BIN) $(VENV)/bin/python -m pytest $(GUEST_TESTS) -rfEsx \
+		$(PYTEST_ARGS) > bin/pytest-guest.log 2>&1 & guest=$$!; \
 	export GOCOVERDIR=$(COVER)/binary; $(E2E_STEP) || status=1; unset GOCOVERDIR; \
+	wait $$guest || status=1; cat bin/pytest-guest.log; \
 	echo; echo "== summary: go test"; \
 	grep -E '^(ok|FAIL|--- FAIL|panic:|signal: |# |SKIP |== go test)' bin/go-test.log || true; \
 	echo "== summary: skipped in pytest"; \
-	grep -E '^SKIPPED ' bin/pytest.log || echo "none"; \
+	grep -hE '^SKIPPED ' bin/pytest.log bin/pytest-guest.log || echo "none"; \
 	echo "== summary: coverage (Go tests + the binary under pytest and e2e)"; \
 	$(GO) tool covdata percent -i=$(COVER)/unit,$(COVER)/binary -pkg=$(COVER_KEY) || status=1; \
 	$(GO) tool covdata percent -i=$(COVER)/unit,$(COVER)/binary > $(COVER)/percent.txt || status=1; \
@@ -222,6 +231,7 @@ test: build build-nvmlmock venvs e2e-deps nbclient-suite labextension
 	echo "== summary: e2e"; \
 	$(E2E_SUMMARY); \
 	echo "== summary: pytest"; \
-	grep -E '^(FAILED|ERROR) ' bin/pytest.log || true; \
+	grep -hE '^(FAILED|ERROR) ' bin/pytest.log bin/pytest-guest.log || true; \
+	tail -n 1 bin/pytest-guest.log; \
 	tail -n 1 bin/pytest.log; \
 	exit $$status
