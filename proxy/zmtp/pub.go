@@ -131,20 +131,31 @@ func (p *Pub) serve(a *admitted) error {
 					c.LocalAddr(), peerName(c), len(topic), maxTopic)
 				continue
 			}
-			isNew, ok := s.add(string(topic))
-			if !ok {
+			if !p.subscribe(s, topic) {
 				l.lines.Printf("topics", "PUB on %s: %s has %d subscriptions or %d bytes of them already: one more ignored",
 					c.LocalAddr(), peerName(c), maxTopics, maxTopicBytes)
 				continue
 			}
 			a.prove()
-			if isNew {
-				p.greet(s, topic)
-			}
 		case 0:
 			s.remove(string(topic))
 		}
 	}
+}
+
+// subscribe counts s's subscription to topic and, if it is new, queues its
+// welcome. Send holds p.mu's read lock while it matches and queues, so
+// with the write lock nothing published meanwhile can match the new topic
+// before its welcome is queued: the welcome comes first, as from an XPUB.
+// It reports false when the subscription is refused (see add).
+func (p *Pub) subscribe(s *subscriber, topic []byte) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	isNew, ok := s.add(string(topic))
+	if isNew {
+		p.greet(s, topic)
+	}
+	return ok
 }
 
 // greet sends s the welcome for its new subscription to topic.

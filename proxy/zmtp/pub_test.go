@@ -161,3 +161,33 @@ func TestPubBoundsASubscribersTopics(t *testing.T) {
 		}
 	}
 }
+
+// TestPubWelcomeComesBeforeWhatIsSentMeanwhile: a subscriber that joins
+// while messages are being published gets its welcome first, as an XPUB
+// would give it (jupyter_kernel_test's welcome test subscribes while the
+// kernel still prints).
+func TestPubWelcomeComesBeforeWhatIsSentMeanwhile(t *testing.T) {
+	p, err := zmtp.ListenPub(bindEndpoint(t, "ipc"), func(topic []byte) [][]byte { return msg("welcome", string(topic)) }, testLog(t))
+	p = closedAtEnd(t, p, err)
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			default:
+				_ = p.Send(msg("stream", "body"))
+			}
+		}
+	}()
+	for i := range 200 {
+		sub := dialRaw(t, p.Endpoint())
+		sub.handshake("SUB", 0)
+		sub.write(zmtp.Frame(0, []byte("\x01")))
+		if err := sameFrames(sub.readMsg(), msg("welcome", "")); err != nil {
+			t.Fatalf("subscriber %d: %v", i, err)
+		}
+
+	}
+}
