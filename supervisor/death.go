@@ -295,12 +295,19 @@ func (s *Supervisor) closeRequests(pending []proxy.Request, busy [][]byte, run *
 	}
 }
 
-// fail ends a request with rep: for a cell, the error in its output and the
-// reply; then idle. announce publishes busy first, for requests no kernel saw.
+// fail ends a request with rep (answer), then says idle. announce
+// publishes busy first, for requests no kernel saw.
 func (s *Supervisor) fail(r proxy.Request, rep *report, count int, announce bool) {
 	if announce {
 		s.publish(r.Header, "status", map[string]string{"execution_state": "busy"})
 	}
+	s.answer(r, rep, count)
+	s.publish(r.Header, "status", map[string]string{"execution_state": "idle"})
+}
+
+// answer ends request r with rep: its error output for a cell, then the
+// error reply.
+func (s *Supervisor) answer(r proxy.Request, rep *report, count int) {
 	if r.MsgType == "execute_request" {
 		s.publish(r.Header, "error", map[string]any{"ename": rep.Ename, "evalue": rep.Evalue, "traceback": rep.Traceback})
 	}
@@ -309,7 +316,6 @@ func (s *Supervisor) fail(r proxy.Request, rep *report, count int, announce bool
 		s.asKernelInfo(content, rep)
 	}
 	s.reply(r, content)
-	s.publish(r.Header, "status", map[string]string{"execution_state": "idle"})
 }
 
 // asKernelInfo makes an error reply a kernel_info_reply a client can read:

@@ -40,8 +40,7 @@ func (s *Supervisor) awaitReply(msgID string) {
 				"went idle without answering it: the cell's code may have run to its end, and what it printed is above. " +
 				"The kernel and its variables are kept; jupyter-guard answers for it so that nothing waits for ever."}}
 		// Its idle came already, and the kernel may have begun the next
-		// cell: no status of its own, which would say idle over it.
-		s.publish(r.Header, "error", map[string]any{"ename": rep.Ename, "evalue": rep.Evalue, "traceback": rep.Traceback})
-		s.reply(r, rep.errorContent(count))
+		// cell: no status of its own (fail's), which would say idle over it.
+		s.answer(r, rep, count)
 	})
 }
