@@ -20,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jupyter-guard/jupyter-guard/guard/ceiling"
 	"github.com/jupyter-guard/jupyter-guard/guard/cgroup"
 	"github.com/jupyter-guard/jupyter-guard/guard/config"
 	"github.com/jupyter-guard/jupyter-guard/guard/decide"
@@ -57,6 +58,7 @@ type Guard struct {
 	smp    *sampler.Sampler
 	gpu    gpu.Meter
 	frz    *freeze.Freezer
+	ceil   *ceiling.Ceiling // nil when the ceiling is off
 	// speaking is held by the handling of a sample, from its decision to
 	// its last notice: CellFinished takes it, so what a sample decided for
 	// a cell reaches the cell before its idle does.
@@ -126,7 +128,10 @@ func New(cfg config.Config, n Notifier, logger *log.Logger) (*Guard, error) {
 		}
 	}
 	g.smp = sampler.New(opts, g.sampled)
-	logger.Printf("memory guard: %v (%s), measured on %s; action %s", b.Budget, b.Source, b.Figure, b.Action)
+	logger.Printf("memory guard: %v (%s), measured on %s; action %s%s", b.Budget, b.Source, b.Figure, b.Action, ceilingNote(b))
+	if cfg.Ceiling {
+		g.ceil = ceiling.New(logger)
+	}
 	if grp != nil {
 		if at, err := grp.OOMGroup(); err != nil {
 			logger.Printf("memory guard: %v", err)
@@ -135,6 +140,14 @@ func New(cfg config.Config, n Notifier, logger *log.Logger) (*Guard, error) {
 		}
 	}
 	return g, nil
+}
+
+// ceilingNote is the start-up line's word on the allocation ceiling.
+func ceilingNote(b decide.Budget) string {
+	if b.Reserve == 0 {
+		return "; no allocation ceiling (JUPYTER_GUARD_CEILING=off)"
+	}
+	return "; allocations fail past " + units.FormatBytes(b.Ceiling()) + " (the ceiling)"
 }
 
 // detectLimit finds the memory limit that applies to pid: its cgroup's, or
@@ -172,9 +185,10 @@ func (g *Guard) Attach(kernelPid int) {
 		if b, err := decide.NewBudget(g.cfg, lim); err != nil {
 			g.log.Printf("memory guard: kernel pid %d is under %s: %v; keeping %s", kernelPid, lim.Source(), err, g.budget.Source)
 		} else {
+			b.Unattended = g.budget.Unattended
 			g.budget = b
 			g.ledger.SetCounted(countedOn(b.Figure))
-			g.log.Printf("memory guard: kernel pid %d: %v (%s), measured on %s", kernelPid, b.Budget, b.Source, b.Figure)
+			g.log.Printf("memory guard: kernel pid %d: %v (%s), measured on %s%s", kernelPid, b.Budget, b.Source, b.Figure, ceilingNote(b))
 		}
 	}
 	g.ledger.Lose()
@@ -195,9 +209,13 @@ func (g *Guard) arm(b decide.Budget) {
 }
 
 // Detach stops guarding the kernel: it died or was stopped. Nothing is
-// thawed; the cell it was running stays Running for the diagnosis.
+// thawed; the cell it was running stays Running for the diagnosis. What
+// is left of its tree gets its own limits back.
 func (g *Guard) Detach() {
 	g.smp.Detach()
+	if g.ceil != nil {
+		g.ceil.Release()
+	}
 	g.act.Lock()
 	defer g.act.Unlock()
 	g.frz.Forget()
@@ -390,6 +408,9 @@ func (g *Guard) ExecutionCount(msgID string, n int) {
 // does for a sample being handled. What is posted after the idle never
 // shows in the cell.
 func (g *Guard) CellFinished(msgID string) {
+	if g.ceil != nil {
+		g.ceil.Rearm() // with the end measurement
+	}
 	g.mu.Lock()
 	g.ledger.Finish(msgID, time.Now())
 	_, at, ok := g.ledger.Last()
@@ -410,6 +431,15 @@ func (g *Guard) CellFinished(msgID string) {
 func (g *Guard) SetInterruptEnds(kernel string) {
 	g.mu.Lock()
 	g.interruptEnds = kernel
+	g.mu.Unlock()
+}
+
+// SetUnattended tells the guard that nobody can answer a pause: the kernel
+// was not started by a Jupyter server for a notebook (decide.Budget's
+// Unattended).
+func (g *Guard) SetUnattended(on bool) {
+	g.mu.Lock()
+	g.budget.Unattended = on
 	g.mu.Unlock()
 }
 
@@ -437,23 +467,38 @@ func (g *Guard) Paused() bool {
 // of MiB. For an interrupt_request message, thaw first: the kernel must
 // run to read it. The cell is not paused again: that could trap the
 // interrupt (decide.Thawed).
-func (g *Guard) Thaw() { g.release(decide.Thawed) }
+func (g *Guard) Thaw() { g.release(decide.Thawed, nil) }
 
 // Resume is guardctl resume: the user lets the paused cell go on. It fails
 // if the kernel is not paused.
 func (g *Guard) Resume() error {
-	if !g.release(decide.Resumed) {
+	if !g.release(decide.Resumed, nil) {
 		return errors.New("the kernel is not paused")
 	}
 	return nil
 }
 
+// answerFor resumes the kernel paused for cell id, at thaws, if nobody has
+// answered that pause by then: with the ceiling armed, the cell runs on to
+// it, where an allocation fails instead of the kernel, rather than waiting
+// for a person who may not be there.
+func (g *Guard) answerFor(id string, thaws int, after time.Duration) {
+	time.AfterFunc(after, func() {
+		g.release(decide.Unanswered, func() bool { return g.paused == id && g.thaws == thaws })
+	})
+}
+
 // release thaws the kernel and records why in the paused cell; it reports
-// whether the kernel was paused.
-func (g *Guard) release(why string) bool {
+// whether the kernel was paused. If only is given, it releases only if
+// only says so, called with g.mu held.
+func (g *Guard) release(why string, only func() bool) bool {
 	g.act.Lock()
 	defer g.act.Unlock()
 	g.mu.Lock()
+	if only != nil && !only() {
+		g.mu.Unlock()
+		return false
+	}
 	g.thaws++
 	id := g.paused
 	g.paused = ""
@@ -476,8 +521,11 @@ func (g *Guard) release(why string) bool {
 			a.Until = used + max(c.InFlight(), c.Fill)
 		}
 		g.ledger.Act(id, a)
-		if why == decide.Resumed {
+		switch why {
+		case decide.Resumed:
 			text = notice.Resumed(g.facts(&c, used, c.InFlight(), decide.Decision{}))
+		case decide.Unanswered:
+			text = notice.Unanswered(g.facts(&c, used, c.InFlight(), decide.Decision{}), g.cfg.PauseTimeout)
 		}
 	}
 	g.mu.Unlock()
@@ -551,6 +599,9 @@ func (g *Guard) Budget() decide.Budget {
 // unless it is being killed.
 func (g *Guard) Close() {
 	g.smp.Close()
+	if g.ceil != nil {
+		g.ceil.Release()
+	}
 	if err := g.gpu.Close(); err != nil {
 		g.log.Printf("memory guard: %v", err)
 	}
@@ -567,6 +618,9 @@ func (g *Guard) sampled(s sampler.Sample) time.Duration {
 	first := g.firstLook()
 	g.mu.Unlock()
 	g.smp.Ready(first)
+	if p.keep {
+		g.ceil.Keep(s.Pids, s.Each, p.ceiling)
+	}
 	for _, e := range p.ended {
 		g.notify.Stream(e.parent, "stderr", e.text)
 	}
@@ -609,6 +663,9 @@ type plan struct {
 	header    []byte
 	thaws     int    // as the decisions were taken
 	ended     []post // warnings for cells that ended past the warning line unwarned
+	// keep says to bring the ceiling's lines to ceiling.
+	keep    bool
+	ceiling ceiling.Plan
 }
 
 // plan records a sample in the ledger, arms the pushed threshold, paces the
@@ -637,8 +694,12 @@ func (g *Guard) plan(s sampler.Sample) (plan, bool) {
 	close(g.measured)
 	g.measured = make(chan struct{})
 	cell, running := g.ledger.Current()
+	base := plan{ended: ended}
+	if g.ceil != nil {
+		base.keep, base.ceiling = true, g.ceilingPlan(mem, s.Time, cell, running && g.paused == "")
+	}
 	if !running || g.paused != "" {
-		return plan{ended: ended}, false
+		return base, false
 	}
 	b := g.budget
 	used := mem.Of(b.Figure)
@@ -651,24 +712,60 @@ func (g *Guard) plan(s sampler.Sample) (plan, bool) {
 	// Pushed thresholds cover the next trigger if one lies between the
 	// cgroup's usage and where the trigger is reached.
 	covered := s.NextRung != 0 && s.NextRung <= s.Cgroup.Bytes+room
-	p := plan{wait: sampler.MaxWait, cell: cell.MsgID, header: cell.Header(), thaws: g.thaws, ended: ended}
+	p := base
+	p.wait, p.cell, p.header, p.thaws = sampler.MaxWait, cell.MsgID, cell.Header(), g.thaws
 	// Decide looks at least as far ahead as Headroom did, so it acts
 	// whenever no room is left.
 	if pending {
 		p.wait, in.Horizon = sampler.Pace(room, cell.Fastest, covered && b.Figure == ledger.Cgroup)
 		in.Horizon += s.Lag
 	}
+	if p.keep {
+		// The ceiling's samples: a process heading into its zone is to be
+		// seen there (and each process may add the whole room: where two
+		// grow at once, it is the samples that share it out).
+		wait := zoneLook
+		if p.ceiling.Room > p.ceiling.Zone {
+			wait, _ = sampler.Pace(p.ceiling.Room-p.ceiling.Zone, cell.Fastest, covered && b.Figure == ledger.Cgroup)
+		}
+		p.wait = min(p.wait, wait)
+	}
 	in.Horizon += s.Cost
 	p.decisions = decide.Decide(b, in)
-	for _, d := range p.decisions {
+	for i, d := range p.decisions {
 		g.ledger.Act(cell.MsgID, ledger.Action{Time: s.Time, Kind: d.Act.String(), Used: used})
-		p.texts = append(p.texts, text(d.Act, g.facts(cell, used, cell.InFlight(), d)))
+		f := g.facts(cell, used, cell.InFlight(), d)
+		f.Soon = i < len(p.decisions)-1
+		p.texts = append(p.texts, text(d.Act, f))
 		g.log.Printf("memory guard: %s in cell %s at %s (line %s, %s, growing at %s/s, filling %s of up to %s at a time)",
 			d.Act, cell.MsgID, units.FormatBytes(used), units.FormatBytes(d.Line), b.Figure,
 			units.FormatBytes(uint64(max(0, cell.Rate))), units.FormatBytes(cell.InFlight()), units.FormatBytes(cell.Fill))
 	}
 	return p, true
 }
+
+// ceilingPlan is where the ceiling's lines go at measurement mem: room
+// past each process's VmData up to the ceiling, less the fill in flight
+// of the running cell, which was mapped (and so is in VmData) but is not
+// yet in the figure. Only a cell's own fills count as in flight: what a
+// kernel mapped long ago and never touches (NumPy's first import maps
+// some 70 MiB of OpenBLAS buffers, each thread a stack) is not about to
+// be filled. Call with g.mu held.
+func (g *Guard) ceilingPlan(mem ledger.Memory, at time.Time, cell *ledger.Cell, running bool) ceiling.Plan {
+	b := g.budget
+	taken := mem.Of(b.Figure)
+	if running {
+		taken += cell.InFlight()
+	}
+	r := b.Reserve
+	return ceiling.Plan{Room: b.Ceiling() - min(b.Ceiling(), taken), Step: r / 8, Lift: r / 4, MaxLift: r / 2, Running: running,
+		Zone: r / 2, Signal: ceiling.NearSignal, At: at}
+}
+
+// zoneLook is how often a cell whose processes are in their zones is
+// looked at: often enough to see one heading for its line, or stuck there
+// (see ceiling.Plan).
+const zoneLook = 50 * time.Millisecond
 
 // lateWarning is the warning for cell c, which its end measurement shows
 // past the warning line though no sample saw it there while it ran: the
@@ -728,6 +825,9 @@ func (g *Guard) pause(s sampler.Sample, id string, thaws int) bool {
 	}
 	g.mu.Lock()
 	g.paused = id
+	if g.ceil != nil {
+		g.answerFor(id, g.thaws, g.cfg.PauseTimeout)
+	}
 	g.mu.Unlock()
 	g.log.Printf("memory guard: paused kernel pid %d: %d processes stopped in %v (%d scans), %v after the sample",
 		s.Root, r.Stopped, took, r.Scans, time.Since(s.Time))
@@ -742,9 +842,19 @@ func doneIn(c *ledger.Cell) decide.Done { return decide.Tally(c.Actions) }
 func (g *Guard) facts(c *ledger.Cell, used, inFlight uint64, d decide.Decision) notice.Facts {
 	b := g.budget
 	done := doneIn(c)
-	next, _ := decide.Line(b, done.Acted) // after a warning: the pause line
-	return notice.Facts{Used: used, Budget: b.Limit, Figure: b.Figure, Source: b.Source, Action: b.Action,
+	// After a warning: the pause line, where the guard will pause.
+	next, _ := decide.Next(b, decide.Input{Fill: c.Fill, Done: done})
+	action := b.Action
+	if b.Unattended && action == config.Pause {
+		action = config.Interrupt // nobody can answer a pause (decide's action)
+		if b.Reserve > 0 {
+			action = "" // the ceiling stops the cell
+		}
+	}
+	tree := c.Last().Tree
+	return notice.Facts{Used: used, Budget: b.Limit, Figure: b.Figure, Source: b.Source, Action: action,
 		Line: d.Line, Next: next, Growth: c.Growth, Rate: c.Rate,
 		Again: done.Acted > 1, Unstopped: done.Unstopped, Fill: c.Fill, Room: d.Room, InFlight: inFlight, Short: decide.Short(b, used, inFlight),
-		InterruptEnds: g.interruptEnds, Panel: g.panel}
+		InterruptEnds: g.interruptEnds, Panel: g.panel, Ceiling: b.Ceiling(), PauseTimeout: g.cfg.PauseTimeout,
+		Outside: used - min(used, tree)}
 }

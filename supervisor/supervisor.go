@@ -102,6 +102,10 @@ func Run(cfg Config) error {
 	// jupyter-guard's server extension sets this in the Jupyter server's
 	// environment, which the kernels it starts inherit.
 	g.SetPanel(os.Getenv("JUPYTER_GUARD_PANEL") != "")
+	if unattended() {
+		g.SetUnattended(true)
+		cfg.Log.Printf("memory guard: no Jupyter server started this kernel for a notebook (JPY_SESSION_NAME is unset): nobody can answer a pause, so none is made")
+	}
 	// The first usage_request then has the host's CPU use since now to
 	// report, not nothing (psutil's first cpu_percent() is meaningless).
 	if _, err := s.cpu.Host(); err != nil {
@@ -179,6 +183,15 @@ func Run(cfg Config) error {
 			return nil
 		}
 	}
+}
+
+// unattended says nobody can answer a pause: the kernel was not started by
+// a Jupyter server for a notebook. jupyter_server sets JPY_SESSION_NAME
+// for the kernels it starts for a session, and jupyter-guard's server
+// extension JUPYTER_GUARD_PANEL for every kernel its server starts;
+// nbclient (nbconvert, papermill) and guardctl run set neither.
+func unattended() bool {
+	return os.Getenv("JPY_SESSION_NAME") == "" && os.Getenv("JUPYTER_GUARD_PANEL") == ""
 }
 
 // runChild starts one child, listening in sockDir ("": on tcp), and serves

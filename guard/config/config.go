@@ -19,6 +19,15 @@ type Config struct {
 	// GPUWarn is the share or size of a GPU's memory that the kernel may
 	// hold before the running cell is warned; the zero Spec is off.
 	GPUWarn Spec
+	// Ceiling arms the allocation ceiling (RLIMIT_DATA on the kernel's
+	// processes): an allocation past the budget fails in the kernel's
+	// language instead of the OOM killer ending the kernel. On whatever
+	// the action: it is what stops a cell nobody is there to stop.
+	Ceiling bool
+	// PauseTimeout is how long a pause waits for an answer while the
+	// ceiling is armed; then the guard resumes the kernel itself, and an
+	// allocation that does not fit fails at the ceiling.
+	PauseTimeout time.Duration
 
 	// origin quotes what the user wrote for each setting they set, such as
 	// "JUPYTER_GUARD_WARN=90%", so errors found later can point at it.
@@ -35,6 +44,8 @@ func Default() Config {
 		MaxRestarts:   5,
 		RestartWindow: time.Minute,
 		GPUWarn:       Spec{Percent: 90},
+		Ceiling:       true,
+		PauseTimeout:  time.Minute,
 	}
 }
 

@@ -28,6 +28,39 @@ type Budget struct {
 	// Source says where the budget comes from, for messages:
 	// "JUPYTER_GUARD_LIMIT", "cgroup v1 /a/b", "80% of host memory".
 	Source string
+	// Reserve is what the allocation ceiling keeps below the limit (see
+	// reserve); 0 when the ceiling is off. Ceiling is where it holds.
+	Reserve uint64
+	// Unattended says nobody can answer a pause: the kernel was not
+	// started by a Jupyter server for a notebook (nbconvert, papermill,
+	// nbclient, guardctl run). A pause would wait for nobody: with the
+	// ceiling armed there is none, and the ceiling stops the cell; without
+	// it the cell is interrupted.
+	Unattended bool
+}
+
+// minReserve is the least the ceiling keeps below the limit: a Python
+// kernel's error path at its line took 2.5 MiB here (a traceback, the
+// reply), and half the reserve is the zone in which the guard tells a
+// cell it is heading for its line (ceiling.Plan).
+const minReserve = 8 << 20
+
+// reserve is what the ceiling keeps below the limit: half the gap between
+// the pause line and the limit, so that the pause, which a person can
+// answer, comes first, and the ceiling holds before the limit, with room
+// to lift a process stuck at its line and for what a sample misses. At
+// least minReserve, at most a quarter of a small budget.
+func reserve(b config.Budget) uint64 {
+	return min(max(minReserve, (b.Limit-b.Pause)/2), b.Limit/4)
+}
+
+// Ceiling is the usage at which the allocation ceiling holds, 0 if it is
+// off.
+func (b Budget) Ceiling() uint64 {
+	if b.Reserve == 0 {
+		return 0
+	}
+	return b.Limit - b.Reserve
 }
 
 // NewBudget resolves cfg against the limit detected for the kernel. Its
@@ -38,6 +71,9 @@ func NewBudget(cfg config.Config, detected cgroup.Limit) (Budget, error) {
 		return Budget{}, err
 	}
 	b := Budget{Budget: lines, Action: cfg.Action, Detected: detected}
+	if cfg.Ceiling {
+		b.Reserve = reserve(lines)
+	}
 	switch {
 	case cfg.Limit.Percent == 0:
 		b.Figure, b.Source = ledger.Tree, "JUPYTER_GUARD_LIMIT"

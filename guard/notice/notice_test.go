@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jupyter-guard/jupyter-guard/guard/config"
 	"github.com/jupyter-guard/jupyter-guard/guard/ledger"
@@ -54,7 +55,11 @@ func TestGolden(t *testing.T) {
 	// One np.ones of 300 MiB started at 900 MiB, paused at the pause line.
 	unsaved := blocks
 	unsaved.Used, unsaved.Growth, unsaved.Line, unsaved.Room = 975*mib, 75*mib, 973*mib, 0
-	unsaved.Fill, unsaved.InFlight, unsaved.Short = 0, 225*mib, 176*mib
+	unsaved.Fill, unsaved.InFlight, unsaved.Short, unsaved.Outside = 0, 225*mib, 176*mib, 300*mib
+	// The CNN: only the proxy shares the cgroup, so nothing can
+	// be freed outside the kernel.
+	unsavedAlone := unsaved
+	unsavedAlone.Outside = 15 * mib
 	unsavedTree := unsaved
 	unsavedTree.Figure, unsavedTree.Source = ledger.Tree, "JUPYTER_GUARD_LIMIT"
 	unsavedInterrupt := unsaved
@@ -66,6 +71,23 @@ func TestGolden(t *testing.T) {
 	// jupyter-guard's lab extension is there: the notice names its panel.
 	panel := paused
 	panel.Panel = true
+
+	// The allocation ceiling armed: past it an allocation fails instead of
+	// the kernel. It holds at 1.5 GiB less a reserve of 38 MiB.
+	withCeiling := func(f Facts) Facts {
+		f.Ceiling, f.PauseTimeout = 1498*mib, time.Minute
+		return f
+	}
+	// Nobody can answer a pause (nbconvert): no action line, the ceiling
+	// stops the cell.
+	unattended := withCeiling(cgroupFacts)
+	unattended.Action, unattended.Next = "", 0
+	// The warning and the pause in one sample: the warning forecasts
+	// nothing, the pause notice follows.
+	soon := withCeiling(cgroupFacts)
+	soon.Soon = true
+	unsavedCeiling := withCeiling(unsavedAlone)
+	unsavedCeiling.Ceiling = 998 * mib
 
 	for name, text := range map[string]string{
 		"warning":                 Warning(cgroupFacts),
@@ -89,6 +111,16 @@ func TestGolden(t *testing.T) {
 		"paused-ends-kernel":      Paused(xeusPaused),
 		"paused-panel":            Paused(panel),
 		"interrupted-ends-kernel": Interrupted(xeusInterrupted),
+		"paused-unsaved-alone":    Paused(unsavedAlone),
+		"warning-ceiling":         Warning(withCeiling(cgroupFacts)),
+		"warning-unattended":      Warning(unattended),
+		"warning-soon":            Warning(soon),
+		"paused-ceiling":          Paused(withCeiling(paused)),
+		"paused-ceiling-panel":    Paused(withCeiling(panel)),
+		"paused-unsaved-ceiling":  Paused(unsavedCeiling),
+		"alert-ceiling":           Alert(withCeiling(alert)),
+		"resumed-ceiling":         Resumed(withCeiling(resumed)),
+		"unanswered":              Unanswered(withCeiling(paused), time.Minute),
 	} {
 		t.Run(name, func(t *testing.T) {
 			file := filepath.Join("..", "..", "testdata", "guard", name+".txt")
