@@ -27,6 +27,7 @@ import (
 	"github.com/jupyter-guard/jupyter-guard/guard/freeze"
 	"github.com/jupyter-guard/jupyter-guard/guard/gpu"
 	"github.com/jupyter-guard/jupyter-guard/guard/ledger"
+	"github.com/jupyter-guard/jupyter-guard/guard/memerr"
 	"github.com/jupyter-guard/jupyter-guard/guard/notice"
 	"github.com/jupyter-guard/jupyter-guard/guard/proctree"
 	"github.com/jupyter-guard/jupyter-guard/guard/sampler"
@@ -337,6 +338,27 @@ func (g *Guard) MeasureGPU() (gpu.Usage, error) {
 	return g.gpu.Usage(pids)
 }
 
+// Refusal is what the allocation ceiling had left when a cell raised e,
+// for the note under it. It takes a sample first, off the forwarding path
+// (the note is written in the background). False if the ceiling is off,
+// or e is not the ceiling's: what it asked for was there to take.
+func (g *Guard) Refusal(e memerr.Error) (notice.Refusal, bool) {
+	if g.ceil == nil {
+		return notice.Refusal{}, false
+	}
+	g.smp.Sync(settle)
+	left, ok := g.ceil.Least()
+	if !ok || e.Asked > 0 && e.Asked <= left && !e.Near {
+		return notice.Refusal{}, false
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	b := g.budget
+	last, _, _ := g.ledger.Last()
+	return notice.Refusal{Asked: e.Asked, Left: left, Used: last.Of(b.Figure), Budget: b.Limit, Ceiling: b.Ceiling(),
+		Figure: b.Figure, Source: b.Source, Work: e.Work, Near: e.Near}, true
+}
+
 // Counted is the figure cells' growth is counted on (see countedOn).
 func (g *Guard) Counted() ledger.Figure {
 	g.mu.Lock()
@@ -440,7 +462,15 @@ func (g *Guard) SetInterruptEnds(kernel string) {
 func (g *Guard) SetUnattended(on bool) {
 	g.mu.Lock()
 	g.budget.Unattended = on
+	b := g.budget
 	g.mu.Unlock()
+	if on && b.Action == config.Pause {
+		stop := "an interrupt stops the cell"
+		if b.Reserve > 0 {
+			stop = "the ceiling stops the cell"
+		}
+		g.log.Printf("memory guard: no pause: no Jupyter server started this kernel for a notebook (JPY_SESSION_NAME is unset), so nobody can answer one; %s", stop)
+	}
 }
 
 // SetPanel tells the guard that the user's Jupyter has the guarded kernels

@@ -28,7 +28,7 @@ type Supervisor struct {
 	shutdown chan shutdownRequest // from the control channel
 	actions  chan action          // from guardctl, through the control socket
 	signals  chan os.Signal
-	notes    gpuNotes           // notes under cells that ran out of GPU memory
+	notes    cellNotes          // notes under cells that ran out of GPU memory or into the ceiling
 	cpu      *proctree.CPUMeter // the kernel's CPU use between usage_requests
 
 	mu         sync.Mutex
@@ -102,10 +102,7 @@ func Run(cfg Config) error {
 	// jupyter-guard's server extension sets this in the Jupyter server's
 	// environment, which the kernels it starts inherit.
 	g.SetPanel(os.Getenv("JUPYTER_GUARD_PANEL") != "")
-	if unattended() {
-		g.SetUnattended(true)
-		cfg.Log.Printf("memory guard: no Jupyter server started this kernel for a notebook (JPY_SESSION_NAME is unset): nobody can answer a pause, so none is made")
-	}
+	g.SetUnattended(unattended())
 	// The first usage_request then has the host's CPU use since now to
 	// report, not nothing (psutil's first cpu_percent() is meaningless).
 	if _, err := s.cpu.Host(); err != nil {
@@ -186,13 +183,14 @@ func Run(cfg Config) error {
 }
 
 // unattended says nobody can answer a pause: the kernel was not started by
-// a Jupyter server for a notebook. jupyter_server sets JPY_SESSION_NAME
-// for the kernels it starts for a session, and jupyter-guard's server
-// extension JUPYTER_GUARD_PANEL for every kernel its server starts;
-// nbclient (nbconvert, papermill) and guardctl run set neither.
-func unattended() bool {
-	return os.Getenv("JPY_SESSION_NAME") == "" && os.Getenv("JUPYTER_GUARD_PANEL") == ""
-}
+// a Jupyter server for a notebook or console. jupyter_server sets
+// JPY_SESSION_NAME (to the notebook's path) for the kernels it starts for
+// a session; nbclient (nbconvert, papermill) does not, and guardctl run
+// sets it empty. JUPYTER_GUARD_PANEL, which jupyter-guard's server
+// extension puts in the server's own environment, would not do: every
+// terminal of that JupyterLab inherits it, and an nbconvert run there
+// has nobody to answer a pause either.
+func unattended() bool { return os.Getenv("JPY_SESSION_NAME") == "" }
 
 // runChild starts one child, listening in sockDir ("": on tcp), and serves
 // it until it exits. It reports whether the proxy should stop.

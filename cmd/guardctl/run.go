@@ -119,9 +119,11 @@ func defaultOutput(input string) string {
 // environment, where guardctl kernel reads its settings. Without either
 // --action or JUPYTER_GUARD_ACTION the action is interrupt: headless,
 // nobody can interrupt or resume a paused kernel, and the run would hang
-// until its timeout instead of failing at the cell with the notice.
+// until its timeout instead of failing at the cell with the notice. An
+// empty JPY_SESSION_NAME tells the guard so, whatever the run inherited
+// (run from a notebook's cell, it has the notebook's).
 func guardEnv(o runOptions, getenv func(string) string) []string {
-	var env []string
+	env := []string{"JPY_SESSION_NAME="}
 	if o.limit != "" {
 		env = append(env, "JUPYTER_GUARD_LIMIT="+o.limit)
 	}
@@ -233,7 +235,10 @@ func runNotebook(args []string) error {
 
 	writeErr := nb.Write(output)
 	printTable(os.Stdout, progress.rows)
-	status := explainRun(runErr, stop.interrupted(), o.notebook)
+	status := explainRun(runErr, stop.interrupted(), o.notebook, nb)
+	if status == nil {
+		status = guardStopped(progress.rows, o.limit, o.notebook)
+	}
 	switch {
 	case writeErr != nil:
 		fmt.Fprintf(os.Stderr, "guardctl run: %v\n", writeErr)
@@ -248,7 +253,7 @@ func runNotebook(args []string) error {
 
 // explainRun tells the user why the run stopped, if it did, and picks the
 // exit status.
-func explainRun(err error, interrupted bool, input string) error {
+func explainRun(err error, interrupted bool, input string, nb *notebook.Notebook) error {
 	var cellErr *nbexec.CellError
 	var died *nbexec.KernelDiedError
 	var timeout *nbexec.TimeoutError
@@ -263,6 +268,9 @@ func explainRun(err error, interrupted bool, input string) error {
 	case errors.As(err, &cellErr):
 		fmt.Fprintf(os.Stderr, "guardctl run: %s of %s raised %s: %s\n%s\n",
 			cellErr.Place, input, cellErr.Ename, cellErr.Evalue, plainTraceback(strings.Join(cellErr.Traceback, "\n")))
+		for _, n := range guardNotices(nb.Cells[cellErr.Index]) { // what the guard said of it, as in the notebook
+			fmt.Fprintf(os.Stderr, "%s\n", n)
+		}
 	case errors.As(err, &timeout):
 		fmt.Fprintf(os.Stderr, "guardctl run: %s of %s did not finish within %s (see --timeout)\n", timeout.Place, input, timeout.Timeout)
 	default:

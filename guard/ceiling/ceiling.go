@@ -104,6 +104,13 @@ type Ceiling struct {
 	buf    []byte
 	told   map[string]bool
 
+	// least is the least any process had left below its line at a Keep
+	// since the last Rearm, while a cell ran (leastSet says there is one):
+	// a process that was refused may be gone by the time the note under
+	// its cell is written (a Pool's worker).
+	least    uint64
+	leastSet bool
+
 	rearm atomic.Bool
 	// bitten is the latest pid found at its line or told it was near it
 	// while a cell ran, 0 if none since the last Rearm; its line then.
@@ -149,6 +156,9 @@ func (c *Ceiling) Keep(pids []int, each []proctree.Usage, plan Plan) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	rearm := c.rearm.Swap(false)
+	if rearm {
+		c.leastSet = false
+	}
 	for _, p := range c.procs {
 		p.seen = false
 		if rearm {
@@ -174,6 +184,9 @@ func (c *Ceiling) Keep(pids []int, each []proctree.Usage, plan Plan) {
 				pid, units.FormatBytes(p.line), units.FormatBytes(plan.Lift))
 			c.set(pid, p, p.liftTo)
 			continue
+		}
+		if left := p.line - min(p.line, p.data); plan.Running && (!c.leastSet || left < c.least) {
+			c.least, c.leastSet = left, true
 		}
 		if plan.Running && p.catches && !p.told && heading(prev, prevAt, p, plan) {
 			p.told = true
@@ -225,16 +238,19 @@ func (c *Ceiling) Bitten() (pid int, line uint64, ok bool) {
 	return pid, c.bittenLine.Load(), pid != 0
 }
 
-// Left is what pid could still add to its VmData at the latest Keep, and
-// its line; ok is false if the ceiling holds no line for it.
-func (c *Ceiling) Left(pid int) (left, line uint64, ok bool) {
+// Least is the least a process had left below its line (what it could
+// still add to its VmData): at the latest Keep, or at one while the cell
+// ran, since the last Rearm. ok is false if the ceiling holds no process.
+func (c *Ceiling) Least() (left uint64, ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	p := c.procs[pid]
-	if p == nil {
-		return 0, 0, false
+	left, ok = c.least, c.leastSet
+	for _, p := range c.procs {
+		if l := p.line - min(p.line, p.data); !ok || l < left {
+			left, ok = l, true
+		}
 	}
-	return p.line - min(p.line, p.data), p.line, true
+	return left, ok
 }
 
 // Release gives every process its own limit back and forgets them: the

@@ -201,13 +201,20 @@ func triggers(b Budget, in Input) []trigger {
 // A fill may be sized short by what was filled before the guard first saw
 // it, at most the growth between two looks, which the rungs bound near the
 // line (a timer paces the looks as closely where nothing pushes): a rung's
-// step covers it. It also returns the room the line leaves, 0 if it did
-// not move. After the user resumed, the later lines stay where they are:
-// the pause notice said what the fill needs (Short). Never below the
-// warning line: a fill too big for that cannot finish in any case, and
-// Short says so.
+// step covers it. It also returns the room the line leaves below the
+// limit, 0 if it did not move. After the user resumed, the later lines
+// stay where they are: the pause notice said what the fill needs (Short).
+// Never below the warning line: a fill too big for that cannot finish in
+// any case, and Short says so.
 func fillLine(b Budget, line, fill uint64) (uint64, uint64) {
-	moved := b.Limit - min(b.Limit, fill+RungStep(b))
+	// With the ceiling armed, the next fill is refused past the ceiling,
+	// not the limit: the pause must come before that refusal, where a
+	// person can still choose.
+	top := b.Limit
+	if c := b.Ceiling(); c > 0 {
+		top = c
+	}
+	moved := top - min(top, fill+RungStep(b))
 	if fill == 0 || moved >= line {
 		return line, 0
 	}

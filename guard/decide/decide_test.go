@@ -273,8 +273,9 @@ func TestCeiling(t *testing.T) {
 		t.Errorf("after a resume, heading for the ceiling at 14 GiB/s: %+v; the ceiling stops it", ds)
 	}
 	// The warning names the line the guard will pause at: moved down for
-	// the cell's 64 MiB fills.
-	if line, ok := Next(on, Input{Fill: 64 * mib, Done: Done{}}); !ok || line >= 950*mib {
-		t.Errorf("Next with 64 MiB fills: %d MiB, %v; want below the 950 MiB pause line", line/mib, ok)
+	// the cell's 64 MiB fills, and below the ceiling, which refuses the
+	// next fill, by a fill and a rung, so the pause comes first.
+	if line, ok := Next(on, Input{Fill: 64 * mib, Done: Done{}}); !ok || line != 975*mib-64*mib-on.Budget.Limit/80 {
+		t.Errorf("Next with 64 MiB fills: %.1f MiB, %v; want 898.5", float64(line)/mib, ok)
 	}
 }

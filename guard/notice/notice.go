@@ -15,6 +15,11 @@ import (
 	"github.com/jupyter-guard/jupyter-guard/guard/units"
 )
 
+// Stops are how the notices that tell of a stop begin: the guard paused
+// or interrupted the cell, or the ceiling refused it memory. A headless
+// run (guardctl run) fails when one is in a cell.
+var Stops = []string{"jupyter-guard paused the kernel", "jupyter-guard interrupted this cell", refusedHead, nearHead}
+
 // Facts are the numbers a notice quotes, in bytes and bytes per second.
 type Facts struct {
 	Used   uint64 // the budget's figure now

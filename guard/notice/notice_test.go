@@ -10,6 +10,7 @@ import (
 
 	"github.com/jupyter-guard/jupyter-guard/guard/config"
 	"github.com/jupyter-guard/jupyter-guard/guard/ledger"
+	"github.com/jupyter-guard/jupyter-guard/guard/memerr"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden texts in testdata/guard")
@@ -121,6 +122,14 @@ func TestGolden(t *testing.T) {
 		"alert-ceiling":           Alert(withCeiling(alert)),
 		"resumed-ceiling":         Resumed(withCeiling(resumed)),
 		"unanswered":              Unanswered(withCeiling(paused), time.Minute),
+		"refused-array": Refused(Refusal{Asked: 2 * gib, Left: 842 * mib, Used: 156 * mib, Budget: gib, Ceiling: 998 * mib,
+			Figure: ledger.Tree, Source: "JUPYTER_GUARD_LIMIT", Work: memerr.Array}),
+		"refused-fit": Refused(Refusal{Left: 31 * mib, Used: 1990 * mib, Budget: 2 * gib, Ceiling: 1997 * mib,
+			Figure: ledger.Cgroup, Source: "cgroup v1 /cnn-story", Work: memerr.Fit}),
+		"refused-near": Refused(Refusal{Left: 9 * mib, Used: 985 * mib, Budget: gib, Ceiling: 998 * mib,
+			Figure: ledger.Cgroup, Source: "cgroup v1 /jupyter/kernel-1", Near: true}),
+		"refused-r": Refused(Refusal{Asked: 15 * gib / 2, Left: 400 * mib, Used: 100 * mib, Budget: 512 * mib, Ceiling: 499 * mib,
+			Figure: ledger.Tree, Source: "JUPYTER_GUARD_LIMIT", Work: memerr.Vector}),
 	} {
 		t.Run(name, func(t *testing.T) {
 			file := filepath.Join("..", "..", "testdata", "guard", name+".txt")
