@@ -84,6 +84,9 @@ type Guard struct {
 	thaws     int    // counts thaws: a pause decided before one is dropped
 	// interruptEnds names the kernel when an interrupt ends it.
 	interruptEnds string
+	// refusalLoses says what an allocation refused at the ceiling costs
+	// the kernel (notice.Facts), "" if it lives on with its variables.
+	refusalLoses string
 	// panel: the Jupyter server that started the kernel shows the guarded
 	// kernels panel (jupyter-guard's server extension said so).
 	panel bool
@@ -186,7 +189,7 @@ func (g *Guard) Attach(kernelPid int) {
 		if b, err := decide.NewBudget(g.cfg, lim); err != nil {
 			g.log.Printf("memory guard: kernel pid %d is under %s: %v; keeping %s", kernelPid, lim.Source(), err, g.budget.Source)
 		} else {
-			b.Unattended = g.budget.Unattended
+			b.Unattended, b.RefusalCosts = g.budget.Unattended, g.budget.RefusalCosts
 			g.budget = b
 			g.ledger.SetCounted(countedOn(b.Figure))
 			g.log.Printf("memory guard: kernel pid %d: %v (%s), measured on %s%s", kernelPid, b.Budget, b.Source, b.Figure, ceilingNote(b))
@@ -359,6 +362,24 @@ func (g *Guard) Refusal(e memerr.Error) (notice.Refusal, bool) {
 		Figure: b.Figure, Source: b.Source, Work: e.Work, Near: e.Near}, true
 }
 
+// CeilingReached is where the allocation ceiling holds if the running
+// cell took the kernel to it (a process was found at its line, or within
+// the zone below it, at the latest samples), for the diagnosis of a
+// kernel that died there; 0 otherwise.
+func (g *Guard) CeilingReached() uint64 {
+	if g.ceil == nil {
+		return 0
+	}
+	_, _, bitten := g.ceil.Bitten()
+	left, ok := g.ceil.Least()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if _, running := g.ledger.Current(); !running || !bitten && (!ok || left > g.budget.Reserve/2) {
+		return 0
+	}
+	return g.budget.Ceiling()
+}
+
 // Counted is the figure cells' growth is counted on (see countedOn).
 func (g *Guard) Counted() ledger.Figure {
 	g.mu.Lock()
@@ -456,6 +477,19 @@ func (g *Guard) SetInterruptEnds(kernel string) {
 	g.mu.Unlock()
 }
 
+// SetRefusalLoses tells the guard what an allocation refused at the
+// ceiling costs the attached kernel ("this kernel (Deno kernel 2.9.8)
+// ends when its JavaScript heap cannot grow"), "" if it lives on with its
+// variables. The notices then say so before the ceiling is reached, and a
+// pause nobody answers ends with an interrupt, not a resume, which would
+// cost the variables.
+func (g *Guard) SetRefusalLoses(text string) {
+	g.mu.Lock()
+	g.refusalLoses = text
+	g.budget.RefusalCosts = text != ""
+	g.mu.Unlock()
+}
+
 // SetUnattended tells the guard that nobody can answer a pause: the kernel
 // was not started by a Jupyter server for a notebook (decide.Budget's
 // Unattended).
@@ -466,7 +500,7 @@ func (g *Guard) SetUnattended(on bool) {
 	g.mu.Unlock()
 	if on && b.Action == config.Pause {
 		stop := "an interrupt stops the cell"
-		if b.Reserve > 0 {
+		if decide.Action(b) == "" {
 			stop = "the ceiling stops the cell"
 		}
 		g.log.Printf("memory guard: no pause: no Jupyter server started this kernel for a notebook (JPY_SESSION_NAME is unset), so nobody can answer one; %s", stop)
@@ -511,10 +545,22 @@ func (g *Guard) Resume() error {
 // answerFor resumes the kernel paused for cell id, at thaws, if nobody has
 // answered that pause by then: with the ceiling armed, the cell runs on to
 // it, where an allocation fails instead of the kernel, rather than waiting
-// for a person who may not be there.
+// for a person who may not be there. A kernel that a refused allocation
+// costs its variables (refusalLoses) is interrupted instead.
 func (g *Guard) answerFor(id string, thaws int, after time.Duration) {
 	time.AfterFunc(after, func() {
-		g.release(decide.Unanswered, func() bool { return g.paused == id && g.thaws == thaws })
+		unanswered := func() bool { return g.paused == id && g.thaws == thaws }
+		g.mu.Lock()
+		interrupt := unanswered() && g.refusalLoses != ""
+		c, _ := g.ledger.Get(id)
+		g.mu.Unlock()
+		if !interrupt {
+			g.release(decide.Unanswered, unanswered)
+			return
+		}
+		g.log.Printf("memory guard: nobody answered the pause in cell %s within %v: interrupting it", id, after)
+		g.notify.Stream(c.Header(), "stderr", notice.UnansweredInterrupt(after))
+		g.notify.Interrupt() // it thaws the kernel (Thaw), once signalled
 	})
 }
 
@@ -874,17 +920,10 @@ func (g *Guard) facts(c *ledger.Cell, used, inFlight uint64, d decide.Decision) 
 	done := doneIn(c)
 	// After a warning: the pause line, where the guard will pause.
 	next, _ := decide.Next(b, decide.Input{Fill: c.Fill, Done: done})
-	action := b.Action
-	if b.Unattended && action == config.Pause {
-		action = config.Interrupt // nobody can answer a pause (decide's action)
-		if b.Reserve > 0 {
-			action = "" // the ceiling stops the cell
-		}
-	}
 	tree := c.Last().Tree
-	return notice.Facts{Used: used, Budget: b.Limit, Figure: b.Figure, Source: b.Source, Action: action,
+	return notice.Facts{Used: used, Budget: b.Limit, Figure: b.Figure, Source: b.Source, Action: decide.Action(b),
 		Line: d.Line, Next: next, Growth: c.Growth, Rate: c.Rate,
 		Again: done.Acted > 1, Unstopped: done.Unstopped, Fill: c.Fill, Room: d.Room, InFlight: inFlight, Short: decide.Short(b, used, inFlight),
-		InterruptEnds: g.interruptEnds, Panel: g.panel, Ceiling: b.Ceiling(), PauseTimeout: g.cfg.PauseTimeout,
+		InterruptEnds: g.interruptEnds, Panel: g.panel, Ceiling: b.Ceiling(), PauseTimeout: g.cfg.PauseTimeout, RefusalLoses: g.refusalLoses,
 		Outside: used - min(used, tree)}
 }

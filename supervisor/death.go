@@ -47,6 +47,7 @@ func (s *Supervisor) died(proc *child.Process, w *witness) (stop bool) {
 	info := s.kernelInfo()
 	ev.Kernel, ev.Language = info.name(), info.LanguageInfo.Name
 	ev.Interrupt = s.interruptBefore(proc.Pid)
+	ev.Ceiling = s.guard.CeilingReached()
 	d := s.diagnose(ev)
 	s.cfg.Log.Printf("kernel pid %d died: %s", proc.Pid, d.Evalue)
 	s.recordDeath(d)

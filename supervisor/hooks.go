@@ -121,6 +121,7 @@ func (s *Supervisor) FromKernel(ch proxy.Channel, m *wire.Message, h, parent wir
 			s.heard(name, text)
 			if parent.MsgType == "execute_request" {
 				s.checkGPUError(parent.MsgID, m.Parent, text)
+				s.checkMemoryStream(parent.MsgID, m.Parent, text)
 			}
 		}
 	}

@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 )
 
@@ -38,6 +39,29 @@ var endOnInterrupt = map[string]bool{"xeus-python": true}
 func (k kernelInfo) interruptEnds() string {
 	if endOnInterrupt[k.Implementation] {
 		return k.name()
+	}
+	return ""
+}
+
+// refusalLoses is what an allocation refused at the guard's ceiling costs
+// a kernel that does not raise an error for it, as measured here under a
+// 1 GiB cgroup (tests/test_ceiling_kernels.py): Deno's V8 ends the process
+// ("Fatal process out of memory", SIGTRAP) when its JavaScript heap
+// cannot grow, though a typed array it cannot allocate is a RangeError
+// it lives through; bash exits when bash itself (a variable, an array)
+// cannot grow, and bash_kernel starts another without its variables,
+// while a program it runs fails on its own. ipykernel, xeus-python and
+// IRkernel raise their memory error and live on.
+var refusalLoses = map[string]string{
+	"Deno kernel": "this kernel (%s) ends when its JavaScript heap cannot grow",
+	"bash_kernel": "bash_kernel (%s) restarts bash if bash itself cannot grow",
+}
+
+// refusalLoses says what a refused allocation costs the kernel, "" if it
+// lives on with its variables (or is not known not to).
+func (k kernelInfo) refusalLoses() string {
+	if text, ok := refusalLoses[k.Implementation]; ok {
+		return fmt.Sprintf(text, k.name())
 	}
 	return ""
 }

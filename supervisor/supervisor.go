@@ -245,6 +245,7 @@ func (s *Supervisor) serve(proc *child.Process, ci kernelspec.ConnectionInfo, w 
 			}
 			w.ready(proc.Pid, s.cfg.Log.Printf)
 			s.guard.SetInterruptEnds(s.kernelInfo().interruptEnds())
+			s.guard.SetRefusalLoses(s.kernelInfo().refusalLoses())
 			s.mu.Lock()
 			s.ready, s.unready = true, 0
 			waiters := s.infoWaiters

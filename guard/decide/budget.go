@@ -37,6 +37,10 @@ type Budget struct {
 	// ceiling armed there is none, and the ceiling stops the cell; without
 	// it the cell is interrupted.
 	Unattended bool
+	// RefusalCosts says an allocation refused at the ceiling costs this
+	// kernel its variables (Deno's heap, bash itself): where nobody can
+	// answer a pause, the cell is interrupted instead.
+	RefusalCosts bool
 }
 
 // minReserve is the least the ceiling keeps below the limit: a Python

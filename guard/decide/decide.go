@@ -318,18 +318,29 @@ func Next(b Budget, in Input) (uint64, bool) {
 // for it: an eighth of the gap between warning and pause.
 func Slack(b Budget) uint64 { return (b.Pause - b.Warn) / 8 }
 
-// action is what the guard does at the action lines: the configured
-// action, except that a pause nobody can answer is none.
-func action(b Budget) Act {
-	switch {
-	case b.Action == config.Interrupt:
-		return Interrupt
-	case b.Action == config.Warn:
-		return Alert
-	case b.Unattended && b.Reserve > 0:
-		return None // the ceiling stops the cell
-	case b.Unattended:
-		return Interrupt
+// Action is the action the guard takes at the action lines: the
+// configured one, except where nobody can answer a pause: then the
+// ceiling stops the cell ("", no action), or an interrupt does where there
+// is no ceiling or a refused allocation would cost the kernel its
+// variables.
+func Action(b Budget) config.Action {
+	if b.Action != config.Pause || !b.Unattended {
+		return b.Action
 	}
-	return Pause
+	if b.Reserve > 0 && !b.RefusalCosts {
+		return ""
+	}
+	return config.Interrupt
+}
+
+func action(b Budget) Act {
+	switch Action(b) {
+	case config.Interrupt:
+		return Interrupt
+	case config.Warn:
+		return Alert
+	case config.Pause:
+		return Pause
+	}
+	return None
 }

@@ -257,6 +257,11 @@ func TestCeiling(t *testing.T) {
 	if _, ok := Next(unattended, Input{Done: warned}); ok {
 		t.Error("unattended with the ceiling: a next line")
 	}
+	fragile := unattended
+	fragile.RefusalCosts = true // Deno: a refused allocation ends it
+	if ds := Decide(fragile, Input{Used: 951 * mib, Start: 100 * mib, Done: warned}); !slices.Equal(ds, []Decision{{Act: Interrupt, Line: 950 * mib}}) {
+		t.Errorf("unattended, a kernel a refusal costs its variables: %+v, want an interrupt", ds)
+	}
 	bare := budget(config.Pause)
 	bare.Unattended = true
 	if ds := Decide(bare, Input{Used: 951 * mib, Start: 100 * mib, Done: warned}); !slices.Equal(ds, []Decision{{Act: Interrupt, Line: 950 * mib}}) {

@@ -28,11 +28,13 @@ type Error struct {
 type Work int
 
 const (
-	Other  Work = iota
-	Fit         // training a model (Keras, PyTorch): its batch's activations
-	Array       // one array too big (NumPy)
-	Frame       // a pandas DataFrame
-	Vector      // an R vector
+	Other   Work = iota
+	Fit          // training a model (Keras, PyTorch): its batch's activations
+	Array        // one array too big (NumPy)
+	Frame        // a pandas DataFrame
+	Vector       // an R vector
+	Shell        // bash itself (a variable, an array): bash_kernel restarts it
+	Command      // a program a shell cell ran
 )
 
 // NearText is how the guard's Python hook words the MemoryError it raises
@@ -63,9 +65,13 @@ func Find(ename, evalue string, traceback []string) (Error, bool) {
 		}
 		text += "\n" + line
 	}
+	// xeus-python names the class as Python prints it: "<class 'MemoryError'>";
+	// NumPy's own is a MemoryError too.
+	class := strings.TrimSuffix(strings.TrimPrefix(ename, "<class '"), "'>")
+	class = class[strings.LastIndexByte(class, '.')+1:]
 	var e Error
 	switch {
-	case ename == "MemoryError", strings.Contains(evalue, "std::bad_alloc"):
+	case class == "MemoryError", class == "_ArrayMemoryError", strings.Contains(evalue, "std::bad_alloc"):
 		e.Near = strings.Contains(evalue, NearText)
 	case strings.Contains(text, "DefaultCPUAllocator"), strings.Contains(text, "cannot allocate vector of size"),
 		strings.Contains(text, "OOM when allocating tensor") && strings.Contains(text, "CPU"):
@@ -75,6 +81,28 @@ func Find(ename, evalue string, traceback []string) (Error, bool) {
 	e.Asked = asked(text)
 	e.Work = work(text)
 	return e, true
+}
+
+var (
+	// bash: "bash: xrealloc: cannot allocate 979673088 bytes", after which
+	// bash_kernel restarts bash.
+	bashAlloc = regexp.MustCompile(`\bx(?:m|re)alloc: cannot allocate (\d+) bytes`)
+	// A Python program's traceback, printed by a shell cell's command.
+	pythonLast = regexp.MustCompile(`(?m)^MemoryError\b`)
+)
+
+// FindStream looks for a failed allocation in what a cell printed, where
+// it is not raised to the kernel: bash running out itself, or a program
+// a shell cell ran ending with MemoryError.
+func FindStream(text string) (Error, bool) {
+	if m := bashAlloc.FindStringSubmatch(text); m != nil {
+		n, _ := strconv.ParseUint(m[1], 10, 64)
+		return Error{Asked: n, Work: Shell}, true
+	}
+	if pythonLast.MatchString(text) && strings.Contains(text, "Traceback (most recent call last)") {
+		return Error{Asked: asked(text), Work: Command}, true
+	}
+	return Error{}, false
 }
 
 // asked is the size the message gives, 0 if none.

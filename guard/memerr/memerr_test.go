@@ -13,6 +13,9 @@ func TestFind(t *testing.T) {
 	}{
 		{"numpy", "MemoryError", "Unable to allocate 2.00 GiB for an array with shape (2147483648,) and data type uint8", nil,
 			Error{Asked: 2 * gib, Work: Array}, true},
+		{"xeus-python", "<class 'MemoryError'>", "", nil, Error{}, true},
+		{"NumPy's own class", "_ArrayMemoryError", "Unable to allocate 64.0 MiB for an array with shape (67108864,) and data type uint8", nil,
+			Error{Asked: 64 << 20, Work: Array}, true},
 		{"a dict", "MemoryError", "", []string{"Cell In[2], line 3", "d[i] = (i, str(i))"}, Error{}, true},
 		{"the guard's hook", "MemoryError", NearText + ", where no allocation succeeds (see the note below)", nil, Error{Near: true}, true},
 		{"keras in TensorFlow's defaults", "MemoryError", "std::bad_alloc",
@@ -34,5 +37,22 @@ func TestFind(t *testing.T) {
 				t.Errorf("Find = %+v, %v; want %+v, %v", got, found, tt.want, tt.found)
 			}
 		})
+	}
+}
+
+func TestFindStream(t *testing.T) {
+	for _, tt := range []struct {
+		text  string
+		want  Error
+		found bool
+	}{
+		{"bash: xrealloc: cannot allocate 979673088 bytes\nRestarting Bash", Error{Asked: 979673088, Work: Shell}, true},
+		{"Traceback (most recent call last):\n  File \"<string>\", line 1, in <module>\nMemoryError\n", Error{Work: Command}, true},
+		{"print('MemoryError is a word')\n", Error{}, false},
+		{"all is well\n", Error{}, false},
+	} {
+		if got, found := FindStream(tt.text); got != tt.want || found != tt.found {
+			t.Errorf("FindStream(%q) = %+v, %v; want %+v, %v", tt.text, got, found, tt.want, tt.found)
+		}
 	}
 }

@@ -62,6 +62,12 @@ type Facts struct {
 	// Soon: an action follows in the same sample; a warning then says
 	// nothing of what comes next, the action's notice does.
 	Soon bool
+	// RefusalLoses says what a refused allocation costs a kernel that
+	// does not raise an error for it ("this kernel ends when its
+	// JavaScript heap cannot grow"); "" where the kernel lives on with its
+	// variables. The notices say it before the ceiling is reached, and a
+	// pause nobody answers ends with an interrupt then, not a resume.
+	RefusalLoses string
 }
 
 // Warning is posted when the warning threshold is crossed. Its forecast
@@ -92,6 +98,8 @@ func (f Facts) forecast() string {
 	switch {
 	case then == "" || f.Next == 0:
 		return "If it keeps growing, " + f.ceilingHolds() + "."
+	case f.Ceiling > 0 && f.RefusalLoses != "" && f.Action != config.Interrupt:
+		return fmt.Sprintf("If it keeps growing, jupyter-guard will %s at %s.\n%s", then, size(f.Next), f.ceilingPast())
 	case f.Ceiling > 0 && f.Action != config.Interrupt:
 		return fmt.Sprintf("If it keeps growing, jupyter-guard will %s at %s; past %s an allocation fails (a memory error), and the kernel is kept.",
 			then, size(f.Next), size(f.Ceiling))
@@ -103,14 +111,20 @@ func (f Facts) forecast() string {
 // with a memory error (jupyter-guard's ceiling), and the kernel and its
 // variables are kept", or the OOM killer's end without one.
 func (f Facts) ceilingHolds() string {
-	if f.Ceiling == 0 {
+	switch {
+	case f.Ceiling == 0:
 		return "the OOM killer will kill the kernel at " + size(f.Budget) + " and its variables will be lost"
+	case f.RefusalLoses != "":
+		return "past " + size(f.Ceiling) + " (jupyter-guard's ceiling) " + f.RefusalLoses + ": its variables are lost"
 	}
 	return "an allocation past " + size(f.Ceiling) + " fails with a memory error (jupyter-guard's ceiling), and the kernel and its variables are kept"
 }
 
 // ceilingPast is what happens past the ceiling, as a sentence.
 func (f Facts) ceilingPast() string {
+	if f.RefusalLoses != "" {
+		return "Past " + size(f.Ceiling) + " " + f.RefusalLoses + ": its variables are lost."
+	}
 	return "Past " + size(f.Ceiling) + " an allocation fails with a memory error, and the kernel and its variables are kept."
 }
 
@@ -141,6 +155,8 @@ func Paused(f Facts) string {
 	}
 	resume := "continue anyway; it will not be paused again in this cell, and the OOM killer may kill it."
 	switch {
+	case f.Ceiling > 0 && f.RefusalLoses != "":
+		resume = "continue; past " + size(f.Ceiling) + " " + f.RefusalLoses + ": its variables are lost."
 	case f.Ceiling > 0:
 		resume = "continue; past " + size(f.Ceiling) + " an allocation fails with a memory error, and the kernel and its variables are kept."
 	case f.Next > 0:
@@ -163,7 +179,10 @@ func Paused(f Facts) string {
 		"  "+interruptHow+": "+interrupt,
 		"  "+resumeHow+": "+resume,
 		"  Restart the kernel (Kernel > Restart Kernel): gives all its memory back; its variables are lost.")
-	if f.Ceiling > 0 && f.PauseTimeout > 0 {
+	switch {
+	case f.Ceiling > 0 && f.PauseTimeout > 0 && f.RefusalLoses != "":
+		l = append(l, "Unanswered, jupyter-guard interrupts it in "+units.FormatDuration(f.PauseTimeout)+".")
+	case f.Ceiling > 0 && f.PauseTimeout > 0:
 		l = append(l, "Unanswered, jupyter-guard resumes it in "+units.FormatDuration(f.PauseTimeout)+".")
 	}
 	return lines(l...)
@@ -269,6 +288,14 @@ func Resumed(f Facts) string {
 func Unanswered(f Facts, timeout time.Duration) string {
 	return lines(fmt.Sprintf("jupyter-guard resumed the kernel: nobody answered the pause within %s.", units.FormatDuration(timeout)),
 		f.ceilingPast())
+}
+
+// UnansweredInterrupt is posted when nobody answered a pause within
+// timeout in a kernel that a refused allocation would cost its variables:
+// the guard interrupts the cell instead of resuming it.
+func UnansweredInterrupt(timeout time.Duration) string {
+	return lines(fmt.Sprintf("jupyter-guard interrupted this cell: nobody answered the pause within %s,", units.FormatDuration(timeout)),
+		"and at the ceiling this kernel would lose its variables.")
 }
 
 func (f Facts) stopNow() string {

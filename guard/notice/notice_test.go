@@ -87,6 +87,10 @@ func TestGolden(t *testing.T) {
 	// nothing, the pause notice follows.
 	soon := withCeiling(cgroupFacts)
 	soon.Soon = true
+	// Deno: V8 ends the process when its heap cannot grow.
+	deno, denoPaused, denoUnattended := withCeiling(cgroupFacts), withCeiling(paused), unattended
+	const loses = "this kernel (Deno kernel 2.9.8) ends when its JavaScript heap cannot grow"
+	deno.RefusalLoses, denoPaused.RefusalLoses, denoUnattended.RefusalLoses = loses, loses, loses
 	unsavedCeiling := withCeiling(unsavedAlone)
 	unsavedCeiling.Ceiling = 998 * mib
 
@@ -122,12 +126,18 @@ func TestGolden(t *testing.T) {
 		"alert-ceiling":           Alert(withCeiling(alert)),
 		"resumed-ceiling":         Resumed(withCeiling(resumed)),
 		"unanswered":              Unanswered(withCeiling(paused), time.Minute),
+		"warning-refusal-ends":    Warning(deno),
+		"warning-unattended-ends": Warning(denoUnattended),
+		"paused-refusal-ends":     Paused(denoPaused),
+		"unanswered-interrupt":    UnansweredInterrupt(time.Minute),
 		"refused-array": Refused(Refusal{Asked: 2 * gib, Left: 842 * mib, Used: 156 * mib, Budget: gib, Ceiling: 998 * mib,
 			Figure: ledger.Tree, Source: "JUPYTER_GUARD_LIMIT", Work: memerr.Array}),
 		"refused-fit": Refused(Refusal{Left: 31 * mib, Used: 1990 * mib, Budget: 2 * gib, Ceiling: 1997 * mib,
 			Figure: ledger.Cgroup, Source: "cgroup v1 /cnn-story", Work: memerr.Fit}),
 		"refused-near": Refused(Refusal{Left: 9 * mib, Used: 985 * mib, Budget: gib, Ceiling: 998 * mib,
 			Figure: ledger.Cgroup, Source: "cgroup v1 /jupyter/kernel-1", Near: true}),
+		"refused-bash": Refused(Refusal{Asked: 934 * mib, Left: 850 * mib, Used: 140 * mib, Budget: gib, Ceiling: 998 * mib,
+			Figure: ledger.Cgroup, Source: "cgroup v1 /jupyter/kernel-1", Work: memerr.Shell}),
 		"refused-r": Refused(Refusal{Asked: 15 * gib / 2, Left: 400 * mib, Used: 100 * mib, Budget: 512 * mib, Ceiling: 499 * mib,
 			Figure: ledger.Tree, Source: "JUPYTER_GUARD_LIMIT", Work: memerr.Vector}),
 	} {

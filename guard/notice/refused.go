@@ -33,6 +33,10 @@ func Refused(r Refusal) string {
 	head := refusedHead + ": " + size(r.Left) + " was left."
 	kept := "The allocation failed instead of the OOM killer ending the kernel: the kernel and its variables are kept."
 	switch {
+	case r.Work == memerr.Shell:
+		kept = "bash_kernel restarted bash: the kernel is kept, but bash's variables are lost."
+	}
+	switch {
 	case r.Near:
 		head = nearHead + ": it was " + size(r.Left) + " from the kernel's memory ceiling, where no allocation succeeds."
 		kept = "The cell ended before the OOM killer could end the kernel: the kernel and its variables are kept."
@@ -40,26 +44,33 @@ func Refused(r Refusal) string {
 		head = refusedHead + " of " + size(r.Asked) + ": " + size(r.Left) + " was left."
 	}
 	usage := Facts{Used: r.Used, Budget: r.Budget, Figure: r.Figure, Source: r.Source}.usage()
-	free := "  - Free what earlier cells hold (del …; gc.collect()) before running it again, or restart the kernel to start afresh."
-	if r.Work == memerr.Vector {
-		free = "  - Free what earlier cells hold (rm(…); gc()) before running it again, or restart the kernel to start afresh."
-	}
-	return lines(
+	l := []string{
 		head,
-		"  "+usage+"; allocations fail past "+size(r.Ceiling)+".",
+		"  " + usage + "; allocations fail past " + size(r.Ceiling) + ".",
 		kept,
 		"What to do:",
-		"  - "+advice[r.Work],
-		free,
-	)
+		"  - " + advice[r.Work],
+	}
+	switch r.Work {
+	case memerr.Shell: // bash was restarted: nothing of its is left to free
+	case memerr.Vector:
+		l = append(l, "  - Free what earlier cells hold (rm(…); gc()) before running it again, or restart the kernel to start afresh.")
+	case memerr.Command:
+		l = append(l, "  - Free what earlier cells hold (unset …) before running it again.")
+	default:
+		l = append(l, "  - Free what earlier cells hold (del …; gc.collect()) before running it again, or restart the kernel to start afresh.")
+	}
+	return lines(l...)
 }
 
 // advice is what to change in a cell that ran out of memory, by what it
 // was doing.
 var advice = map[memerr.Work]string{
-	memerr.Fit:    "Train with a smaller batch (fit(..., batch_size=...), a DataLoader's batch_size): a batch's activations are what grew.",
-	memerr.Array:  "Work on the array in chunks that fit, or in a smaller dtype (float32 rather than float64, uint8 for bytes).",
-	memerr.Frame:  "Read the data in chunks (read_csv(..., chunksize=...)), only the columns needed (usecols=), in smaller dtypes.",
-	memerr.Vector: "Work on the data in pieces that fit, or in a smaller type (integer rather than double).",
-	memerr.Other:  "Work on the data in smaller pieces, or keep less of it at once.",
+	memerr.Fit:     "Train with a smaller batch (fit(..., batch_size=...), a DataLoader's batch_size): a batch's activations are what grew.",
+	memerr.Array:   "Work on the array in chunks that fit, or in a smaller dtype (float32 rather than float64, uint8 for bytes).",
+	memerr.Frame:   "Read the data in chunks (read_csv(..., chunksize=...)), only the columns needed (usecols=), in smaller dtypes.",
+	memerr.Vector:  "Work on the data in pieces that fit, or in a smaller type (integer rather than double).",
+	memerr.Shell:   "bash holds a variable's whole value in memory: write big output to a file, or pipe it on, instead.",
+	memerr.Command: "Give the program less to hold at once (smaller input, chunks), or free memory the kernel holds.",
+	memerr.Other:   "Work on the data in smaller pieces, or keep less of it at once.",
 }

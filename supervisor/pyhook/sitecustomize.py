@@ -106,13 +106,16 @@ def _raise_memory_error_near_the_ceiling():
     sig = os.environ.pop("JUPYTER_GUARD_NEAR_SIGNAL", "")
     if not sig.isdigit():
         return
+    import re
     import signal
+
+    # ipykernel's cell files (/tmp/ipykernel_PID/HASH.py), xeus-python's,
+    # IPython's own; not ipykernel_launcher.py, at the bottom of the stack.
+    cell_file = re.compile(r"[/\\](?:ipykernel|xpython)_\d+[/\\]|^<ipython-input-")
 
     def in_cell(frame):
         while frame is not None:
-            name = frame.f_code.co_filename
-            # ipykernel's cell files, xeus-python's, IPython's own.
-            if os.sep + "ipykernel_" in name or os.sep + "xpython_" in name or name.startswith("<ipython-input-"):
+            if cell_file.search(frame.f_code.co_filename):
                 return True
             frame = frame.f_back
         return False
