@@ -189,7 +189,7 @@ func (g *Guard) Attach(kernelPid int) {
 		if b, err := decide.NewBudget(g.cfg, lim); err != nil {
 			g.log.Printf("memory guard: kernel pid %d is under %s: %v; keeping %s", kernelPid, lim.Source(), err, g.budget.Source)
 		} else {
-			b.Unattended, b.RefusalCosts = g.budget.Unattended, g.budget.RefusalCosts
+			b.Unattended, b.RefusalCosts, b.InterruptEnds = g.budget.Unattended, g.budget.RefusalCosts, g.budget.InterruptEnds
 			g.budget = b
 			g.ledger.SetCounted(countedOn(b.Figure))
 			g.log.Printf("memory guard: kernel pid %d: %v (%s), measured on %s%s", kernelPid, b.Budget, b.Source, b.Figure, ceilingNote(b))
@@ -474,6 +474,7 @@ func (g *Guard) CellFinished(msgID string) {
 func (g *Guard) SetInterruptEnds(kernel string) {
 	g.mu.Lock()
 	g.interruptEnds = kernel
+	g.budget.InterruptEnds = kernel != ""
 	g.mu.Unlock()
 }
 
@@ -772,7 +773,7 @@ func (g *Guard) plan(s sampler.Sample) (plan, bool) {
 	cell, running := g.ledger.Current()
 	base := plan{ended: ended}
 	if g.ceil != nil {
-		base.keep, base.ceiling = true, g.ceilingPlan(mem, s.Time, cell, running && g.paused == "")
+		base.keep, base.ceiling = true, g.ceilingPlan(s, mem, cell, running && g.paused == "")
 	}
 	if !running || g.paused != "" {
 		return base, false
@@ -820,22 +821,37 @@ func (g *Guard) plan(s sampler.Sample) (plan, bool) {
 	return p, true
 }
 
-// ceilingPlan is where the ceiling's lines go at measurement mem: room
-// past each process's VmData up to the ceiling, less the fill in flight
-// of the running cell, which was mapped (and so is in VmData) but is not
-// yet in the figure. Only a cell's own fills count as in flight: what a
-// kernel mapped long ago and never touches (NumPy's first import maps
-// some 70 MiB of OpenBLAS buffers, each thread a stack) is not about to
-// be filled. Call with g.mu held.
-func (g *Guard) ceilingPlan(mem ledger.Memory, at time.Time, cell *ledger.Cell, running bool) ceiling.Plan {
+// ceilingPlan is where the ceiling's lines go at measurement s (whose
+// memory is mem): room past each process's VmData up to the ceiling, less
+// the fill in flight of the running cell, which was mapped (and so is in
+// VmData) but is not yet in the figure. Only a cell's own fills count as
+// in flight: what a kernel mapped long ago and never touches (NumPy's
+// first import maps some 70 MiB of OpenBLAS buffers, each thread a stack)
+// is not about to be filled. Call with g.mu held.
+func (g *Guard) ceilingPlan(s sampler.Sample, mem ledger.Memory, cell *ledger.Cell, running bool) ceiling.Plan {
 	b := g.budget
 	taken := mem.Of(b.Figure)
 	if running {
 		taken += cell.InFlight()
 	}
 	r := b.Reserve
-	return ceiling.Plan{Room: b.Ceiling() - min(b.Ceiling(), taken), Step: r / 8, Lift: r / 4, MaxLift: r / 2, Running: running,
-		Zone: r / 2, Signal: ceiling.NearSignal, At: at}
+	p := ceiling.Plan{Room: b.Ceiling() - min(b.Ceiling(), taken), Step: r / 8, Lift: r / 4, MaxLift: r / 2, Running: running,
+		Signal: ceiling.NearSignal, At: s.Time}
+	if running && (decide.Action(b) != config.Pause || doneIn(cell).Acted > 0) {
+		p.Zone = zone(b, cell.Rate, s.Lag)
+	}
+	return p
+}
+
+// zone is how far below its line a process heading for it is told (see
+// ceiling.Plan): half the reserve, or, for a cell growing fast on a busy
+// machine, twice what it grows while a sample may come late, so that one
+// sample lands in the zone; no lower than halfway from the warning line
+// to the ceiling. While a pause a person can answer is still to come,
+// there is none: the pause comes first.
+func zone(b decide.Budget, rate float64, lag time.Duration) uint64 {
+	late := uint64(2 * max(0, rate) * (sampler.MinWait + decide.Reaction + lag).Seconds())
+	return min(max(b.Reserve/2, late), (b.Ceiling()-min(b.Ceiling(), b.Warn))/2)
 }
 
 // zoneLook is how often a cell whose processes are in their zones is
@@ -901,7 +917,9 @@ func (g *Guard) pause(s sampler.Sample, id string, thaws int) bool {
 	}
 	g.mu.Lock()
 	g.paused = id
-	if g.ceil != nil {
+	if g.ceil != nil && (g.refusalLoses == "" || g.interruptEnds == "") {
+		// Where both a resume into the ceiling and an interrupt would end
+		// the kernel (Deno on SIGINT), the pause waits for the person.
 		g.answerFor(id, g.thaws, g.cfg.PauseTimeout)
 	}
 	g.mu.Unlock()

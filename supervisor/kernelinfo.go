@@ -30,14 +30,17 @@ func (k kernelInfo) name() string {
 // endOnInterrupt are kernels that exit on an interrupt instead of stopping
 // the running cell, as measured with the plain kernel (no proxy):
 // xeus-python 0.19.0 exits with code 0 on SIGINT, idle or busy, and does
-// not act on an interrupt_request. The guard's notices must not promise
-// such a kernel that it survives.
+// not act on an interrupt_request; Deno 2.9.8 dies of SIGINT, which its
+// kernelspec (`deno jupyter --install`) has as its interrupt, though it
+// ends the cell on an interrupt_request (interrupt_mode "message"). The
+// guard's notices must not promise such a kernel that it survives.
 var endOnInterrupt = map[string]bool{"xeus-python": true}
+var endOnSIGINT = map[string]bool{"Deno kernel": true}
 
-// interruptEnds names the kernel if an interrupt ends it; "" if it survives
-// one (or is not known not to).
-func (k kernelInfo) interruptEnds() string {
-	if endOnInterrupt[k.Implementation] {
+// interruptEnds names the kernel if an interrupt in mode ("signal" or
+// "message") ends it; "" if it survives one (or is not known not to).
+func (k kernelInfo) interruptEnds(mode string) string {
+	if endOnInterrupt[k.Implementation] || endOnSIGINT[k.Implementation] && mode != "message" {
 		return k.name()
 	}
 	return ""

@@ -244,7 +244,7 @@ func (s *Supervisor) serve(proc *child.Process, ci kernelspec.ConnectionInfo, w 
 				continue
 			}
 			w.ready(proc.Pid, s.cfg.Log.Printf)
-			s.guard.SetInterruptEnds(s.kernelInfo().interruptEnds())
+			s.guard.SetInterruptEnds(s.kernelInfo().interruptEnds(s.cfg.InterruptMode))
 			s.guard.SetRefusalLoses(s.kernelInfo().refusalLoses())
 			s.mu.Lock()
 			s.ready, s.unready = true, 0

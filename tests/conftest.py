@@ -99,14 +99,10 @@ def jupyter_dirs(tmp_path_factory):
         "JUPYTER_CONFIG_DIR": root / "config",
         "IPYTHONDIR": root / "ipython",
     }
-    saved = {k: os.environ.get(k) for k in [*dirs, "JPY_SESSION_NAME"]}
+    saved = {k: os.environ.get(k) for k in dirs}
     for k, d in dirs.items():
         d.mkdir()
         os.environ[k] = str(d)
-    # The suite's kernels stand for a notebook's open in JupyterLab, whose
-    # server sets this for them: the guard pauses where a person can answer
-    # (see headless() for the runs where nobody can).
-    os.environ["JPY_SESSION_NAME"] = str(root / "notebook.ipynb")
     # The test harness's own stack must not leak into the kernels' Pythons.
     os.environ.pop("PYTHONPATH", None)
     yield dirs

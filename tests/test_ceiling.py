@@ -89,8 +89,7 @@ def test_one_big_array_and_a_pool_worker_end_by_themselves(kenv, kernelspecs, cg
     """Nobody at the keyboard (no JPY_SESSION_NAME): no pause waits. np.ones
     of 2 GiB is refused at once; a Pool(1) worker filling 64 MiB blocks is
     stopped at the ceiling, and its MemoryError reaches the cell."""
-    with headless():
-        out = drive(cgroup, kenv, tmp_path, ["one-big", "pool"], reps(kenv, 20, 5), prefill=512, after=True)
+    out = drive(cgroup, kenv, tmp_path, ["one-big", "pool"], reps(kenv, 20, 5), prefill=512, after=True, attended=False)
     verdict(out, ended_at_the_ceiling)
 
 
@@ -113,8 +112,7 @@ def test_small_allocations_end_with_a_memory_error(kenv, kernelspecs, cgroup, tm
     fails, the error path's too; the guard ends the cell with MemoryError
     before it gets there, within 10 s of its warning (the ceiling is 18 %
     of the budget above the warning line)."""
-    with headless():
-        out = drive(cgroup, kenv, tmp_path, ["dict", "strings"], reps(kenv, 10, 3), prefill=512, after=True)
+    out = drive(cgroup, kenv, tmp_path, ["dict", "strings"], reps(kenv, 10, 3), prefill=512, after=True, attended=False)
 
     def check(rep):
         bad = ended_at_the_ceiling(rep)
@@ -146,7 +144,7 @@ def test_a_reservation_is_not_refused(kernelspecs, cgroup, tmp_path):
     budget: reserved, and committed piece by piece with mprotect until the
     ceiling refuses the next piece with ENOMEM, not an OOM kill."""
     kenv = KERNEL_ENVS[0]
-    out = drive(cgroup, kenv, tmp_path, "reserve", 1)
+    out = drive(cgroup, kenv, tmp_path, "reserve", 1, attended=False)
     rep = out["reps"][0]
     print(rep["stdout"])
     assert rep["status"] == "ok", rep

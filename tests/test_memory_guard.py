@@ -59,11 +59,16 @@ def cgroup(request):
 
 
 def drive(cg: MemoryCgroup, kenv: KernelEnv, tmp_path: Path, scenario: str | list[str], n: int, kernel: str = "",
-          stuck: int = 0, prefill: int = 0, after: bool = False, **settings) -> dict:
+          stuck: int = 0, prefill: int = 0, after: bool = False, attended: bool = True, **settings) -> dict:
     """Runs the driver inside cg on the guarded kernel (or the kernelspec
     named) with the guard's settings in its environment, and returns what
     it saw. stuck is how many iopub subscribers that never read it adds;
-    prefill, after and a list of scenarios are the driver's (see there)."""
+    prefill, after and a list of scenarios are the driver's (see there).
+    attended: the kernel is a notebook's, which jupyter_server starts with
+    JPY_SESSION_NAME, so a person can answer a pause; else it is started as
+    nbclient starts one."""
+    if attended:
+        settings.setdefault("JPY_SESSION_NAME", str(tmp_path / "notebook.ipynb"))
     log = tmp_path / f"{'-'.join(scenario) if isinstance(scenario, list) else scenario}.log"
     limit = int(cg.read("memory.limit_in_bytes"))
     cfg = {"kernel": kernel or kenv.guarded, "cgroup": str(cg.dir), "log": str(log), "scenario": scenario, "reps": n,

@@ -38,9 +38,11 @@ type Budget struct {
 	// it the cell is interrupted.
 	Unattended bool
 	// RefusalCosts says an allocation refused at the ceiling costs this
-	// kernel its variables (Deno's heap, bash itself): where nobody can
-	// answer a pause, the cell is interrupted instead.
-	RefusalCosts bool
+	// kernel its variables (Deno's heap, bash itself), InterruptEnds that
+	// an interrupt does (xeus-python, Deno on SIGINT): where nobody can
+	// answer a pause, a cell is interrupted rather than run into the
+	// ceiling only if the interrupt costs less.
+	RefusalCosts, InterruptEnds bool
 }
 
 // minReserve is the least the ceiling keeps below the limit: a Python

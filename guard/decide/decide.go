@@ -321,13 +321,13 @@ func Slack(b Budget) uint64 { return (b.Pause - b.Warn) / 8 }
 // Action is the action the guard takes at the action lines: the
 // configured one, except where nobody can answer a pause: then the
 // ceiling stops the cell ("", no action), or an interrupt does where there
-// is no ceiling or a refused allocation would cost the kernel its
-// variables.
+// is no ceiling, or where a refused allocation would cost the kernel its
+// variables and an interrupt would not.
 func Action(b Budget) config.Action {
 	if b.Action != config.Pause || !b.Unattended {
 		return b.Action
 	}
-	if b.Reserve > 0 && !b.RefusalCosts {
+	if b.Reserve > 0 && (!b.RefusalCosts || b.InterruptEnds) {
 		return ""
 	}
 	return config.Interrupt

@@ -262,6 +262,10 @@ func TestCeiling(t *testing.T) {
 	if ds := Decide(fragile, Input{Used: 951 * mib, Start: 100 * mib, Done: warned}); !slices.Equal(ds, []Decision{{Act: Interrupt, Line: 950 * mib}}) {
 		t.Errorf("unattended, a kernel a refusal costs its variables: %+v, want an interrupt", ds)
 	}
+	fragile.InterruptEnds = true // Deno on SIGINT: an interrupt ends it too
+	if ds := Decide(fragile, Input{Used: 999 * mib, Start: 100 * mib, Done: warned}); len(ds) != 0 {
+		t.Errorf("unattended, a kernel both an interrupt and a refusal end: %+v, want the ceiling alone", ds)
+	}
 	bare := budget(config.Pause)
 	bare.Unattended = true
 	if ds := Decide(bare, Input{Used: 951 * mib, Start: 100 * mib, Done: warned}); !slices.Equal(ds, []Decision{{Act: Interrupt, Line: 950 * mib}}) {

@@ -83,24 +83,18 @@ func Find(ename, evalue string, traceback []string) (Error, bool) {
 	return e, true
 }
 
-var (
-	// bash: "bash: xrealloc: cannot allocate 979673088 bytes", after which
-	// bash_kernel restarts bash.
-	bashAlloc = regexp.MustCompile(`\bx(?:m|re)alloc: cannot allocate (\d+) bytes`)
-	// A Python program's traceback, printed by a shell cell's command.
-	pythonLast = regexp.MustCompile(`(?m)^MemoryError\b`)
-)
+// bash: "bash: xrealloc: cannot allocate 979673088 bytes", after which
+// bash_kernel restarts bash.
+var bashAlloc = regexp.MustCompile(`\bx(?:m|re)alloc: cannot allocate (\d+) bytes`)
 
 // FindStream looks for a failed allocation in what a cell printed, where
-// it is not raised to the kernel: bash running out itself, or a program
-// a shell cell ran ending with MemoryError.
+// it is not raised to the kernel: bash running out itself. (A program a
+// shell cell runs reports its own; what it printed does not tell the
+// ceiling's refusal from another failure, so it gets no note.)
 func FindStream(text string) (Error, bool) {
 	if m := bashAlloc.FindStringSubmatch(text); m != nil {
 		n, _ := strconv.ParseUint(m[1], 10, 64)
 		return Error{Asked: n, Work: Shell}, true
-	}
-	if pythonLast.MatchString(text) && strings.Contains(text, "Traceback (most recent call last)") {
-		return Error{Asked: asked(text), Work: Command}, true
 	}
 	return Error{}, false
 }

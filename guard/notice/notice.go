@@ -98,7 +98,7 @@ func (f Facts) forecast() string {
 	switch {
 	case then == "" || f.Next == 0:
 		return "If it keeps growing, " + f.ceilingHolds() + "."
-	case f.Ceiling > 0 && f.RefusalLoses != "" && f.Action != config.Interrupt:
+	case f.Ceiling > 0 && f.RefusalLoses != "":
 		return fmt.Sprintf("If it keeps growing, jupyter-guard will %s at %s.\n%s", then, size(f.Next), f.ceilingPast())
 	case f.Ceiling > 0 && f.Action != config.Interrupt:
 		return fmt.Sprintf("If it keeps growing, jupyter-guard will %s at %s; past %s an allocation fails (a memory error), and the kernel is kept.",
@@ -180,6 +180,7 @@ func Paused(f Facts) string {
 		"  "+resumeHow+": "+resume,
 		"  Restart the kernel (Kernel > Restart Kernel): gives all its memory back; its variables are lost.")
 	switch {
+	case f.RefusalLoses != "" && f.InterruptEnds != "": // both end it: the pause waits for the person
 	case f.Ceiling > 0 && f.PauseTimeout > 0 && f.RefusalLoses != "":
 		l = append(l, "Unanswered, jupyter-guard interrupts it in "+units.FormatDuration(f.PauseTimeout)+".")
 	case f.Ceiling > 0 && f.PauseTimeout > 0:

@@ -55,8 +55,6 @@ func Refused(r Refusal) string {
 	case memerr.Shell: // bash was restarted: nothing of its is left to free
 	case memerr.Vector:
 		l = append(l, "  - Free what earlier cells hold (rm(…); gc()) before running it again, or restart the kernel to start afresh.")
-	case memerr.Command:
-		l = append(l, "  - Free what earlier cells hold (unset …) before running it again.")
 	default:
 		l = append(l, "  - Free what earlier cells hold (del …; gc.collect()) before running it again, or restart the kernel to start afresh.")
 	}
@@ -66,11 +64,10 @@ func Refused(r Refusal) string {
 // advice is what to change in a cell that ran out of memory, by what it
 // was doing.
 var advice = map[memerr.Work]string{
-	memerr.Fit:     "Train with a smaller batch (fit(..., batch_size=...), a DataLoader's batch_size): a batch's activations are what grew.",
-	memerr.Array:   "Work on the array in chunks that fit, or in a smaller dtype (float32 rather than float64, uint8 for bytes).",
-	memerr.Frame:   "Read the data in chunks (read_csv(..., chunksize=...)), only the columns needed (usecols=), in smaller dtypes.",
-	memerr.Vector:  "Work on the data in pieces that fit, or in a smaller type (integer rather than double).",
-	memerr.Shell:   "bash holds a variable's whole value in memory: write big output to a file, or pipe it on, instead.",
-	memerr.Command: "Give the program less to hold at once (smaller input, chunks), or free memory the kernel holds.",
-	memerr.Other:   "Work on the data in smaller pieces, or keep less of it at once.",
+	memerr.Fit:    "Train with a smaller batch (fit(..., batch_size=...), a DataLoader's batch_size): a batch's activations are what grew.",
+	memerr.Array:  "Work on the array in chunks that fit, or in a smaller dtype (float32 rather than float64, uint8 for bytes).",
+	memerr.Frame:  "Read the data in chunks (read_csv(..., chunksize=...)), only the columns needed (usecols=), in smaller dtypes.",
+	memerr.Vector: "Work on the data in pieces that fit, or in a smaller type (integer rather than double).",
+	memerr.Shell:  "bash holds a variable's whole value in memory: write big output to a file, or pipe it on, instead.",
+	memerr.Other:  "Work on the data in smaller pieces, or keep less of it at once.",
 }
