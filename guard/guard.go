@@ -20,12 +20,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jupyter-guard/jupyter-guard/guard/ceiling"
 	"github.com/jupyter-guard/jupyter-guard/guard/cgroup"
 	"github.com/jupyter-guard/jupyter-guard/guard/config"
 	"github.com/jupyter-guard/jupyter-guard/guard/decide"
 	"github.com/jupyter-guard/jupyter-guard/guard/freeze"
 	"github.com/jupyter-guard/jupyter-guard/guard/gpu"
 	"github.com/jupyter-guard/jupyter-guard/guard/ledger"
+	"github.com/jupyter-guard/jupyter-guard/guard/memerr"
 	"github.com/jupyter-guard/jupyter-guard/guard/notice"
 	"github.com/jupyter-guard/jupyter-guard/guard/proctree"
 	"github.com/jupyter-guard/jupyter-guard/guard/sampler"
@@ -57,6 +59,7 @@ type Guard struct {
 	smp    *sampler.Sampler
 	gpu    gpu.Meter
 	frz    *freeze.Freezer
+	ceil   *ceiling.Ceiling // nil when the ceiling is off
 	// speaking is held by the handling of a sample, from its decision to
 	// its last notice: CellFinished takes it, so what a sample decided for
 	// a cell reaches the cell before its idle does.
@@ -81,6 +84,9 @@ type Guard struct {
 	thaws     int    // counts thaws: a pause decided before one is dropped
 	// interruptEnds names the kernel when an interrupt ends it.
 	interruptEnds string
+	// refusalLoses says what an allocation refused at the ceiling costs
+	// the kernel (notice.Facts), "" if it lives on with its variables.
+	refusalLoses string
 	// panel: the Jupyter server that started the kernel shows the guarded
 	// kernels panel (jupyter-guard's server extension said so).
 	panel bool
@@ -124,6 +130,9 @@ func New(cfg config.Config, n Notifier, logger *log.Logger) (*Guard, error) {
 		}
 	}
 	g.smp = sampler.New(opts, g.sampled)
+	if cfg.Ceiling {
+		g.ceil = ceiling.New(logger)
+	}
 	if grp != nil {
 		if at, err := grp.OOMGroup(); err != nil {
 			logger.Printf("memory guard: %v", err)
@@ -169,9 +178,10 @@ func (g *Guard) Attach(kernelPid int) {
 		if b, err := decide.NewBudget(g.cfg, lim); err != nil {
 			g.log.Printf("memory guard: kernel pid %d is under %s: %v; keeping %s", kernelPid, lim.Source(), err, g.budget.Source)
 		} else {
+			b.Unattended, b.RefusalCosts, b.InterruptEnds = g.budget.Unattended, g.budget.RefusalCosts, g.budget.InterruptEnds
 			g.budget = b
 			g.ledger.SetCounted(countedOn(b.Figure))
-			g.log.Printf("memory guard: kernel pid %d: %v (%s), measured on %s", kernelPid, b.Budget, b.Source, b.Figure)
+			g.log.Printf("memory guard: kernel pid %d: %v (%s), measured on %s%s", kernelPid, b.Budget, b.Source, b.Figure, b.CeilingNote())
 		}
 	}
 	g.ledger.Lose()
@@ -192,9 +202,13 @@ func (g *Guard) arm(b decide.Budget) {
 }
 
 // Detach stops guarding the kernel: it died or was stopped. Nothing is
-// thawed; the cell it was running stays Running for the diagnosis.
+// thawed; the cell it was running stays Running for the diagnosis. What
+// is left of its tree gets its own limits back.
 func (g *Guard) Detach() {
 	g.smp.Detach()
+	if g.ceil != nil {
+		g.ceil.Release()
+	}
 	g.act.Lock()
 	defer g.act.Unlock()
 	g.frz.Forget()
@@ -331,6 +345,45 @@ func (g *Guard) MeasureGPU() (gpu.Usage, error) {
 	return g.gpu.Usage(pids)
 }
 
+// Refusal is what the allocation ceiling had left when a cell raised e,
+// for the note under it. It takes a sample first, off the forwarding path
+// (the note is written in the background). False if the ceiling is off,
+// or e is not the ceiling's: what it asked for was there to take.
+func (g *Guard) Refusal(e memerr.Error) (notice.Refusal, bool) {
+	if g.ceil == nil {
+		return notice.Refusal{}, false
+	}
+	g.smp.Sync(settle)
+	left, ok := g.ceil.Least()
+	if !ok || e.Asked > 0 && e.Asked <= left && !e.Near {
+		return notice.Refusal{}, false
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	b := g.budget
+	last, _, _ := g.ledger.Last()
+	return notice.Refusal{Asked: e.Asked, Left: left, Used: last.Of(b.Figure), Budget: b.Limit, Ceiling: b.Ceiling(),
+		Figure: b.Figure, Source: b.Source, Work: e.Work, Near: e.Near}, true
+}
+
+// CeilingReached is where the allocation ceiling holds if the running
+// cell took the kernel to it (a process was found at its line, or within
+// the zone below it, at the latest samples), for the diagnosis of a
+// kernel that died there; 0 otherwise.
+func (g *Guard) CeilingReached() uint64 {
+	if g.ceil == nil {
+		return 0
+	}
+	_, _, bitten := g.ceil.Bitten()
+	left, ok := g.ceil.Least()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if _, running := g.ledger.Current(); !running || !bitten && (!ok || left > g.budget.Reserve/2) {
+		return 0
+	}
+	return g.budget.Ceiling()
+}
+
 // Counted is the figure cells' growth is counted on (see countedOn).
 func (g *Guard) Counted() ledger.Figure {
 	g.mu.Lock()
@@ -402,6 +455,9 @@ func (g *Guard) ExecutionCount(msgID string, n int) {
 // does for a sample being handled. What is posted after the idle never
 // shows in the cell.
 func (g *Guard) CellFinished(msgID string) {
+	if g.ceil != nil {
+		g.ceil.Rearm() // with the end measurement
+	}
 	g.mu.Lock()
 	g.ledger.Finish(msgID, time.Now())
 	_, at, ok := g.ledger.Last()
@@ -422,7 +478,38 @@ func (g *Guard) CellFinished(msgID string) {
 func (g *Guard) SetInterruptEnds(kernel string) {
 	g.mu.Lock()
 	g.interruptEnds = kernel
+	g.budget.InterruptEnds = kernel != ""
 	g.mu.Unlock()
+}
+
+// SetRefusalLoses tells the guard what an allocation refused at the
+// ceiling costs the attached kernel ("this kernel (Deno kernel 2.9.8)
+// ends when its JavaScript heap cannot grow"), "" if it lives on with its
+// variables. The notices then say so before the ceiling is reached, and a
+// pause nobody answers ends with an interrupt, not a resume, which would
+// cost the variables.
+func (g *Guard) SetRefusalLoses(text string) {
+	g.mu.Lock()
+	g.refusalLoses = text
+	g.budget.RefusalCosts = text != ""
+	g.mu.Unlock()
+}
+
+// SetUnattended tells the guard that nobody can answer a pause: the kernel
+// was not started by a Jupyter server for a notebook (decide.Budget's
+// Unattended).
+func (g *Guard) SetUnattended(on bool) {
+	g.mu.Lock()
+	g.budget.Unattended = on
+	b := g.budget
+	g.mu.Unlock()
+	if on && b.Action == config.Pause {
+		stop := "an interrupt stops the cell"
+		if decide.Action(b) == "" {
+			stop = "the ceiling stops the cell"
+		}
+		g.log.Printf("memory guard: no pause: no Jupyter server started this kernel for a notebook (JPY_SESSION_NAME is unset), so nobody can answer one; %s", stop)
+	}
 }
 
 // SetPanel tells the guard that the user's Jupyter has the guarded kernels
@@ -449,23 +536,50 @@ func (g *Guard) Paused() bool {
 // of MiB. For an interrupt_request message, thaw first: the kernel must
 // run to read it. The cell is not paused again: that could trap the
 // interrupt (decide.Thawed).
-func (g *Guard) Thaw() { g.release(decide.Thawed) }
+func (g *Guard) Thaw() { g.release(decide.Thawed, nil) }
 
 // Resume is guardctl resume: the user lets the paused cell go on. It fails
 // if the kernel is not paused.
 func (g *Guard) Resume() error {
-	if !g.release(decide.Resumed) {
+	if !g.release(decide.Resumed, nil) {
 		return errors.New("the kernel is not paused")
 	}
 	return nil
 }
 
+// answerFor resumes the kernel paused for cell id, at thaws, if nobody has
+// answered that pause by then: with the ceiling armed, the cell runs on to
+// it, where an allocation fails instead of the kernel, rather than waiting
+// for a person who may not be there. A kernel that a refused allocation
+// costs its variables (refusalLoses) is interrupted instead.
+func (g *Guard) answerFor(id string, thaws int, after time.Duration) {
+	time.AfterFunc(after, func() {
+		unanswered := func() bool { return g.paused == id && g.thaws == thaws }
+		g.mu.Lock()
+		interrupt := unanswered() && g.refusalLoses != ""
+		c, _ := g.ledger.Get(id)
+		g.mu.Unlock()
+		if !interrupt {
+			g.release(decide.Unanswered, unanswered)
+			return
+		}
+		g.log.Printf("memory guard: nobody answered the pause in cell %s within %v: interrupting it", id, after)
+		g.notify.Stream(c.Header(), "stderr", notice.UnansweredInterrupt(after))
+		g.notify.Interrupt() // it thaws the kernel (Thaw), once signalled
+	})
+}
+
 // release thaws the kernel and records why in the paused cell; it reports
-// whether the kernel was paused.
-func (g *Guard) release(why string) bool {
+// whether the kernel was paused. If only is given, it releases only if
+// only says so, called with g.mu held.
+func (g *Guard) release(why string, only func() bool) bool {
 	g.act.Lock()
 	defer g.act.Unlock()
 	g.mu.Lock()
+	if only != nil && !only() {
+		g.mu.Unlock()
+		return false
+	}
 	g.thaws++
 	id := g.paused
 	g.paused = ""
@@ -488,8 +602,11 @@ func (g *Guard) release(why string) bool {
 			a.Until = used + max(c.InFlight(), c.Fill)
 		}
 		g.ledger.Act(id, a)
-		if why == decide.Resumed {
+		switch why {
+		case decide.Resumed:
 			text = notice.Resumed(g.facts(&c, used, c.InFlight(), decide.Decision{}))
+		case decide.Unanswered:
+			text = notice.Unanswered(g.facts(&c, used, c.InFlight(), decide.Decision{}), g.cfg.PauseTimeout)
 		}
 	}
 	g.mu.Unlock()
@@ -563,6 +680,9 @@ func (g *Guard) Budget() decide.Budget {
 // unless it is being killed.
 func (g *Guard) Close() {
 	g.smp.Close()
+	if g.ceil != nil {
+		g.ceil.Release()
+	}
 	if err := g.gpu.Close(); err != nil {
 		g.log.Printf("memory guard: %v", err)
 	}
@@ -579,6 +699,9 @@ func (g *Guard) sampled(s sampler.Sample) time.Duration {
 	first := g.firstLook()
 	g.mu.Unlock()
 	g.smp.Ready(first)
+	if p.keep {
+		g.ceil.Keep(s.Pids, s.Each, p.ceiling)
+	}
 	for _, e := range p.ended {
 		g.notify.Stream(e.parent, "stderr", e.text)
 	}
@@ -621,6 +744,9 @@ type plan struct {
 	header    []byte
 	thaws     int    // as the decisions were taken
 	ended     []post // warnings for cells that ended past the warning line unwarned
+	// keep says to bring the ceiling's lines to ceiling.
+	keep    bool
+	ceiling ceiling.Plan
 }
 
 // plan records a sample in the ledger, arms the pushed threshold, paces the
@@ -649,8 +775,12 @@ func (g *Guard) plan(s sampler.Sample) (plan, bool) {
 	close(g.measured)
 	g.measured = make(chan struct{})
 	cell, running := g.ledger.Current()
+	base := plan{ended: ended}
+	if g.ceil != nil {
+		base.keep, base.ceiling = true, g.ceilingPlan(s, mem, cell, running && g.paused == "")
+	}
 	if !running || g.paused != "" {
-		return plan{ended: ended}, false
+		return base, false
 	}
 	b := g.budget
 	used := mem.Of(b.Figure)
@@ -663,24 +793,75 @@ func (g *Guard) plan(s sampler.Sample) (plan, bool) {
 	// Pushed thresholds cover the next trigger if one lies between the
 	// cgroup's usage and where the trigger is reached.
 	covered := s.NextRung != 0 && s.NextRung <= s.Cgroup.Bytes+room
-	p := plan{wait: sampler.MaxWait, cell: cell.MsgID, header: cell.Header(), thaws: g.thaws, ended: ended}
+	p := base
+	p.wait, p.cell, p.header, p.thaws = sampler.MaxWait, cell.MsgID, cell.Header(), g.thaws
 	// Decide looks at least as far ahead as Headroom did, so it acts
 	// whenever no room is left.
 	if pending {
 		p.wait, in.Horizon = sampler.Pace(room, cell.Fastest, covered && b.Figure == ledger.Cgroup)
 		in.Horizon += s.Lag
 	}
+	if p.keep {
+		// The ceiling's samples: a process heading into its zone is to be
+		// seen there (and each process may add the whole room: where two
+		// grow at once, it is the samples that share it out).
+		wait := zoneLook
+		if p.ceiling.Room > p.ceiling.Zone {
+			wait, _ = sampler.Pace(p.ceiling.Room-p.ceiling.Zone, cell.Fastest, covered && b.Figure == ledger.Cgroup)
+		}
+		p.wait = min(p.wait, wait)
+	}
 	in.Horizon += s.Cost
 	p.decisions = decide.Decide(b, in)
-	for _, d := range p.decisions {
+	for i, d := range p.decisions {
 		g.ledger.Act(cell.MsgID, ledger.Action{Time: s.Time, Kind: d.Act.String(), Used: used})
-		p.texts = append(p.texts, text(d.Act, g.facts(cell, used, cell.InFlight(), d)))
+		f := g.facts(cell, used, cell.InFlight(), d)
+		f.Soon = i < len(p.decisions)-1
+		p.texts = append(p.texts, text(d.Act, f))
 		g.log.Printf("memory guard: %s in cell %s at %s (line %s, %s, growing at %s/s, filling %s of up to %s at a time)",
 			d.Act, cell.Name(), units.FormatBytes(used), units.FormatBytes(d.Line), b.Figure,
 			units.FormatBytes(uint64(max(0, cell.Rate))), units.FormatBytes(cell.InFlight()), units.FormatBytes(cell.Fill))
 	}
 	return p, true
 }
+
+// ceilingPlan is where the ceiling's lines go at measurement s (whose
+// memory is mem): room past each process's VmData up to the ceiling, less
+// the fill in flight of the running cell, which was mapped (and so is in
+// VmData) but is not yet in the figure. Only a cell's own fills count as
+// in flight: what a kernel mapped long ago and never touches (NumPy's
+// first import maps some 70 MiB of OpenBLAS buffers, each thread a stack)
+// is not about to be filled. Call with g.mu held.
+func (g *Guard) ceilingPlan(s sampler.Sample, mem ledger.Memory, cell *ledger.Cell, running bool) ceiling.Plan {
+	b := g.budget
+	taken := mem.Of(b.Figure)
+	if running {
+		taken += cell.InFlight()
+	}
+	r := b.Reserve
+	p := ceiling.Plan{Room: b.Ceiling() - min(b.Ceiling(), taken), Step: r / 8, Lift: r / 4, MaxLift: r / 2, Running: running,
+		Signal: ceiling.NearSignal, At: s.Time}
+	if running && (decide.Action(b) != config.Pause || doneIn(cell).Acted > 0) {
+		p.Zone = zone(b, cell.Rate, s.Lag)
+	}
+	return p
+}
+
+// zone is how far below its line a process heading for it is told (see
+// ceiling.Plan): half the reserve, or, for a cell growing fast on a busy
+// machine, twice what it grows while a sample may come late, so that one
+// sample lands in the zone; no lower than halfway from the warning line
+// to the ceiling. While a pause a person can answer is still to come,
+// there is none: the pause comes first.
+func zone(b decide.Budget, rate float64, lag time.Duration) uint64 {
+	late := uint64(2 * max(0, rate) * (sampler.MinWait + decide.Reaction + lag).Seconds())
+	return min(max(b.Reserve/2, late), (b.Ceiling()-min(b.Ceiling(), b.Warn))/2)
+}
+
+// zoneLook is how often a cell whose processes are in their zones is
+// looked at: often enough to see one heading for its line, or stuck there
+// (see ceiling.Plan).
+const zoneLook = 50 * time.Millisecond
 
 // lateWarning is the warning for cell c, which its end measurement shows
 // past the warning line though no sample saw it there while it ran: the
@@ -745,6 +926,11 @@ func (g *Guard) pause(s sampler.Sample, id string, thaws int) bool {
 	}
 	g.mu.Lock()
 	g.paused = id
+	if g.ceil != nil && (g.refusalLoses == "" || g.interruptEnds == "") {
+		// Where both a resume into the ceiling and an interrupt would end
+		// the kernel (Deno on SIGINT), the pause waits for the person.
+		g.answerFor(id, g.thaws, g.cfg.PauseTimeout)
+	}
 	g.mu.Unlock()
 	g.log.Printf("memory guard: paused kernel pid %d: %d processes stopped in %v (%d scans), %v after the sample",
 		s.Root, r.Stopped, took, r.Scans, time.Since(s.Time))
@@ -759,9 +945,12 @@ func doneIn(c *ledger.Cell) decide.Done { return decide.Tally(c.Actions) }
 func (g *Guard) facts(c *ledger.Cell, used, inFlight uint64, d decide.Decision) notice.Facts {
 	b := g.budget
 	done := doneIn(c)
-	next, _ := decide.Line(b, done.Acted) // after a warning: the pause line
-	return notice.Facts{Used: used, Budget: b.Limit, Figure: b.Figure, Source: b.Source, Action: b.Action,
+	// After a warning: the pause line, where the guard will pause.
+	next, _ := decide.Next(b, decide.Input{Fill: c.Fill, Done: done})
+	tree := c.Last().Tree
+	return notice.Facts{Used: used, Budget: b.Limit, Figure: b.Figure, Source: b.Source, Action: decide.Action(b),
 		Line: d.Line, Next: next, Growth: c.Growth, Rate: c.Rate,
 		Again: done.Acted > 1, Unstopped: done.Unstopped, Fill: c.Fill, Room: d.Room, InFlight: inFlight, Short: decide.Short(b, used, inFlight),
-		InterruptEnds: g.interruptEnds, Panel: g.panel}
+		InterruptEnds: g.interruptEnds, Panel: g.panel, Ceiling: b.Ceiling(), PauseTimeout: g.cfg.PauseTimeout, RefusalLoses: g.refusalLoses,
+		Outside: used - min(used, tree)}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -153,7 +154,7 @@ func TestFreshAfterACellWaitsForItsEnd(t *testing.T) {
 }
 
 func TestResumeContinuesToTheNextLine(t *testing.T) {
-	f := growtest.Guarded(t, budget, nil, nil)
+	f := growtest.Guarded(t, with(budget, "JUPYTER_GUARD_CEILING", "off"), nil, nil)
 	f.Cell(t, "big", "grow 4 20 2000")
 	f.Next(t, "big", "memory warning")
 	f.Next(t, "big", "guardctl resume: continue anyway; jupyter-guard pauses it again at ")
@@ -175,6 +176,41 @@ func TestResumeContinuesToTheNextLine(t *testing.T) {
 	}
 }
 
+// TestResumeRunsOnToTheCeiling: with the ceiling armed, a resumed cell
+// runs on to it, where an allocation fails, and is not paused again; so
+// does a pause nobody answers, once its timeout is up.
+func TestResumeRunsOnToTheCeiling(t *testing.T) {
+	for _, tt := range []struct {
+		name, resumed, kind string
+		env                 map[string]string
+	}{
+		{"guardctl resume", "jupyter-guard: the kernel was resumed (guardctl resume)", "resume", budget},
+		{"nobody answers", "jupyter-guard resumed the kernel: nobody answered the pause within 1.0 s.", "unanswered",
+			with(budget, "JUPYTER_GUARD_PAUSE_TIMEOUT", "1")},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := growtest.Guarded(t, tt.env, nil, nil)
+			f.Cell(t, "big", "grow 4 20 2000")
+			f.Next(t, "big", "memory warning")
+			f.Next(t, "big", "guardctl resume: continue; past 390 MiB an allocation fails with a memory error")
+			f.Frozen(t)
+			if tt.kind == "resume" {
+				if err := f.G.Resume(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			f.Next(t, "big", tt.resumed)
+			if words := f.End(t, "big"); words[0] != "memory" {
+				t.Fatalf("the resumed cell ended %v, want a memory error at the ceiling", words)
+			}
+			big, _ := f.Ledger("big")
+			if got := actions(big); got != "warn,pause,"+tt.kind {
+				t.Errorf("actions in the cell: %s", got)
+			}
+		})
+	}
+}
+
 func TestInterruptAction(t *testing.T) {
 	f := growtest.Guarded(t, with(budget, "JUPYTER_GUARD_ACTION", "interrupt"), nil, nil)
 	f.Cell(t, "big", "grow 8 20 2000")
@@ -191,15 +227,54 @@ func TestInterruptAction(t *testing.T) {
 }
 
 func TestWarnAction(t *testing.T) {
-	f := growtest.Guarded(t, with(budget, "JUPYTER_GUARD_ACTION", "warn"), nil, nil)
+	f := growtest.Guarded(t, with(with(budget, "JUPYTER_GUARD_ACTION", "warn"), "JUPYTER_GUARD_CEILING", "off"), nil, nil)
 	// Well past the pause line (380 MiB): the budget is the guard's alone,
-	// and action=warn lets the cell grow.
+	// and action=warn lets the cell grow, with no ceiling to stop it.
 	f.Cell(t, "big", "grow 8 20 500")
 	f.Next(t, "big", "jupyter-guard: memory warning.")
 	f.Next(t, "big", "jupyter-guard: memory critical")
 	f.Finish(t, "big", "done")
 	if f.G.Paused() || f.Interrupts.Load() != 0 {
 		t.Error("action=warn paused or interrupted")
+	}
+}
+
+// TestTheCeilingStopsWhatNothingElseDoes: under action=warn, and where
+// nobody can answer a pause, the cell that grows past the budget ends with
+// a refused allocation (MemoryError) below the limit, and the process
+// lives on with what it held.
+func TestTheCeilingStopsWhatNothingElseDoes(t *testing.T) {
+	for _, tt := range []struct {
+		name       string
+		env        map[string]string
+		unattended bool
+	}{
+		{"action warn", with(budget, "JUPYTER_GUARD_ACTION", "warn"), false},
+		{"nobody to answer a pause", budget, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := growtest.Guarded(t, tt.env, nil, nil)
+			f.G.SetUnattended(tt.unattended)
+			f.Cell(t, "big", "grow 8 20 500")
+			f.Next(t, "big", "memory warning")
+			words := f.End(t, "big")
+			if held, err := strconv.Atoi(words[len(words)-1]); words[0] != "memory" || err != nil || held < 300 || held >= 400 {
+				t.Fatalf("the cell ended %v; want a memory error holding 300-399 MiB", words)
+			}
+			if f.G.Paused() || f.Interrupts.Load() != 0 {
+				t.Error("paused or interrupted: only the ceiling was to stop the cell")
+			}
+			big, _ := f.Ledger("big")
+			if big.Peak.Tree >= 400*mib {
+				t.Errorf("peak %d MiB: past the 400 MiB budget", big.Peak.Tree/mib)
+			}
+			f.Cell(t, "after", "grow 64 0 500")
+			if words := f.End(t, "after"); words[0] != "memory" {
+				t.Errorf("64 MiB more ended %v: what the kernel holds leaves no room for it", words)
+			}
+			f.Cell(t, "ping", "ping")
+			f.Finish(t, "ping", "pong")
+		})
 	}
 }
 

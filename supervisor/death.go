@@ -51,6 +51,7 @@ func (s *Supervisor) died(proc *child.Process, w *witness) (stop bool) {
 	s.mu.Lock()
 	ev.Unanswered, ev.Argv = !s.ready, s.cfg.Argv
 	s.mu.Unlock()
+	ev.Ceiling = s.guard.CeilingReached()
 	d := s.diagnose(ev)
 	s.cfg.Log.Printf("kernel pid %d died: %s", proc.Pid, d.Evalue)
 	s.recordDeath(d)

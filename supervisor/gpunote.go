@@ -2,11 +2,8 @@ package supervisor
 
 import (
 	"cmp"
-	"encoding/json"
 	"io"
 	"slices"
-	"sync"
-	"time"
 
 	"github.com/jupyter-guard/jupyter-guard/control"
 	"github.com/jupyter-guard/jupyter-guard/guard/gpu"
@@ -14,33 +11,10 @@ import (
 	"github.com/jupyter-guard/jupyter-guard/guard/notice"
 )
 
-// gpuNotes are the notes under cells that ran out of GPU memory or whose
-// GPU software would not start, one per cell, written off the forwarding
-// path: they read NVML and ask the other proxies who they are.
-type gpuNotes struct {
-	mu      sync.Mutex
-	pending map[string]chan struct{} // by the cell's msg_id; closed when posted
-}
-
-// noteWait bounds how long a cell's idle waits for its GPU note, which
-// takes a few milliseconds unless another proxy is slow to answer: what is
-// posted after the idle never shows in the cell.
-const noteWait = 2 * time.Second
-
-// errorText is an error output's "ename: evalue", which is what the
-// frameworks' messages are matched on.
-func errorText(content []byte) string {
-	var e struct{ Ename, Evalue string }
-	if json.Unmarshal(content, &e) != nil {
-		return ""
-	}
-	return e.Ename + ": " + e.Evalue
-}
-
 // checkGPUError starts the note for the cell whose request header is
 // parent (msg_id id) if text is a framework's GPU out-of-memory error, or
-// its report that the GPU software could not start. It returns at once; the
-// note is written off the forwarding path, after the error it explains.
+// its report that the GPU software could not start. It returns at once
+// (see postNote).
 func (s *Supervisor) checkGPUError(id string, parent []byte, text string) {
 	var write func() (string, bool)
 	if oom, ok := gpuerr.Find(text); ok {
@@ -55,46 +29,7 @@ func (s *Supervisor) checkGPUError(id string, parent []byte, text string) {
 	} else {
 		return
 	}
-	n := &s.notes
-	n.mu.Lock()
-	if _, noted := n.pending[id]; noted {
-		n.mu.Unlock()
-		return // the traceback and the error output tell the same story
-	}
-	done := make(chan struct{})
-	if n.pending == nil {
-		n.pending = map[string]chan struct{}{}
-	}
-	n.pending[id] = done
-	n.mu.Unlock()
-	go func() {
-		defer close(done)
-		if text, ok := write(); ok {
-			if err := s.proxy.Stream(parent, "stderr", text); err != nil {
-				s.cfg.Log.Printf("post the GPU note: %v", err)
-			}
-		}
-	}()
-}
-
-// awaitGPUNote waits, at most noteWait, for the note of cell id if one is
-// being written, and forgets it.
-func (s *Supervisor) awaitGPUNote(id string) {
-	n := &s.notes
-	n.mu.Lock()
-	done, ok := n.pending[id]
-	delete(n.pending, id)
-	n.mu.Unlock()
-	if !ok {
-		return
-	}
-	t := time.NewTimer(noteWait)
-	defer t.Stop()
-	select {
-	case <-done:
-	case <-t.C:
-		s.cfg.Log.Printf("the GPU note for cell %s came too late for the cell", id)
-	}
+	s.postNote(id, "gpu", parent, write)
 }
 
 // gpuNote measures the GPUs now and asks the other guarded kernels which

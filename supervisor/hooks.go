@@ -107,7 +107,7 @@ func (s *Supervisor) FromKernel(ch proxy.Channel, m *wire.Message, h, parent wir
 			case "busy":
 				s.guard.CellStarted(parent.MsgID)
 			case "idle":
-				s.awaitGPUNote(parent.MsgID)
+				s.awaitNotes(parent.MsgID)
 				s.guard.CellFinished(parent.MsgID)
 				s.awaitReply(parent.MsgID)
 			}
@@ -123,11 +123,15 @@ func (s *Supervisor) FromKernel(ch proxy.Channel, m *wire.Message, h, parent wir
 			s.heard(name, text)
 			if parent.MsgType == "execute_request" {
 				s.checkGPUError(parent.MsgID, m.Parent, text)
+				s.checkMemoryStream(parent.MsgID, m.Parent, text)
 			}
 		}
 	}
 	if ch == proxy.IOPub && h.MsgType == "error" && parent.MsgType == "execute_request" {
-		s.checkGPUError(parent.MsgID, m.Parent, errorText(m.Content))
+		if e, ok := decodeError(m.Content); ok {
+			s.checkGPUError(parent.MsgID, m.Parent, e.text())
+			s.checkMemoryError(parent.MsgID, m.Parent, e)
+		}
 	}
 	if ch == proxy.IOPub && h.MsgType == "execute_input" {
 		var c struct {

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/jupyter-guard/jupyter-guard/guard/ceiling"
 )
 
 //go:embed pyhook/sitecustomize.py
@@ -19,7 +21,8 @@ var siteCustomize []byte
 const faultFD = 3
 
 // installPyHook writes the sitecustomize that points a Python kernel's
-// faulthandler at the proxy into a private dir, and returns the environment
+// faulthandler at the proxy (and ends a cell heading for the memory
+// ceiling) into a private dir, and returns the environment
 // that makes the kernel load it (and tells it what to put back once
 // loaded: PYTHONPATH, and the PYTHONFAULTHANDLER childEnv sets). Other
 // kernels ignore it.
@@ -41,7 +44,7 @@ func installPyHook(privDir string) (env []string, err error) {
 		return nil, fmt.Errorf("python crash hook: %w", err)
 	}
 	return []string{"PYTHONPATH=" + path, fmt.Sprintf("JUPYTER_GUARD_FAULT_FD=%d", faultFD),
-		"JUPYTER_GUARD_RESTORE_ENV=" + string(restore)}, nil
+		fmt.Sprintf("JUPYTER_GUARD_NEAR_SIGNAL=%d", ceiling.NearSignal), "JUPYTER_GUARD_RESTORE_ENV=" + string(restore)}, nil
 }
 
 // lookupEnv is the proxy's own value of name, nil if it is not set: the

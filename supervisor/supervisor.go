@@ -31,7 +31,7 @@ type Supervisor struct {
 	shutdown chan shutdownRequest // from the control channel
 	actions  chan action          // from guardctl, through the control socket
 	signals  chan os.Signal
-	notes    gpuNotes           // notes under cells that ran out of GPU memory
+	notes    cellNotes          // notes under cells that ran out of GPU memory or into the ceiling
 	cpu      *proctree.CPUMeter // the kernel's CPU use between usage_requests
 	usage    *usageDesk
 
@@ -119,6 +119,7 @@ func Run(cfg Config) error {
 	// jupyter-guard's server extension sets this in the Jupyter server's
 	// environment, which the kernels it starts inherit.
 	g.SetPanel(os.Getenv("JUPYTER_GUARD_PANEL") != "")
+	g.SetUnattended(unattended())
 	// The first usage_request then has the host's CPU use since now to
 	// report, not nothing (psutil's first cpu_percent() is meaningless).
 	if _, err := s.cpu.Host(); err != nil {
@@ -212,7 +213,7 @@ func (s *Supervisor) announce() {
 	if b.Figure == ledger.Host && b.Detected.Unseen != "" {
 		budget = s.cfg.Log.Printf
 	}
-	budget("memory guard: %v (%s), measured on %s; action %s", b.Budget, b.Source, b.Figure, b.Action)
+	budget("memory guard: %v (%s), measured on %s; action %s%s", b.Budget, b.Source, b.Figure, b.Action, b.CeilingNote())
 	s.cfg.Debug.Printf("a kernel that dies is restarted by the %s", map[bool]string{true: "client (the proxy ends with it)", false: "proxy"}[s.byClient])
 	if why, expected := s.guard.NoGPU(); expected {
 		s.cfg.Log.Printf("memory guard: no GPU memory is measured: %s", why)
@@ -220,6 +221,16 @@ func (s *Supervisor) announce() {
 		s.cfg.Debug.Printf("memory guard: no GPU memory is measured: %s", why)
 	}
 }
+
+// unattended says nobody can answer a pause: the kernel was not started by
+// a Jupyter server for a notebook or console. jupyter_server sets
+// JPY_SESSION_NAME (to the notebook's path) for the kernels it starts for
+// a session; nbclient (nbconvert, papermill) does not, and guardctl run
+// sets it empty. JUPYTER_GUARD_PANEL, which jupyter-guard's server
+// extension puts in the server's own environment, would not do: every
+// terminal of that JupyterLab inherits it, and an nbconvert run there
+// has nobody to answer a pause either.
+func unattended() bool { return os.Getenv("JPY_SESSION_NAME") == "" }
 
 // runChild starts one child, listening in sockDir ("": on tcp), and serves
 // it until it exits. It reports whether the proxy should stop.
@@ -273,7 +284,8 @@ func (s *Supervisor) serve(proc *child.Process, ci kernelspec.ConnectionInfo, w 
 				continue
 			}
 			w.ready(proc.Pid, s.cfg.Log.Printf)
-			s.guard.SetInterruptEnds(s.kernelInfo().interruptEnds())
+			s.guard.SetInterruptEnds(s.kernelInfo().interruptEnds(s.cfg.InterruptMode))
+			s.guard.SetRefusalLoses(s.kernelInfo().refusalLoses())
 			s.mu.Lock()
 			s.ready, s.unready, s.startFailure = true, 0, nil
 			waiters := s.infoWaiters

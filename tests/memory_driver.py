@@ -5,10 +5,12 @@ as it does in a container where Jupyter and the kernel share one.
     python memory_driver.py '{"kernel": ..., "cgroup": ..., "log": ..., "scenario": ..., "reps": N}'
 
 Starts the kernel with jupyter_client's KernelManager and BlockingKernelClient,
-sets `kept = 42`, runs the scenario's growing cell `reps` times (interrupting
-it with KernelManager.interrupt_kernel, the ■ button, once the guard says it
-paused the kernel, when the scenario says so) and prints one JSON object: what
-happened in each repetition. It asserts nothing: the test does."""
+sets `kept = 42` (and `ballast`, "prefill" MiB, if asked), runs the scenario's
+growing cell `reps` times (interrupting it with KernelManager.interrupt_kernel,
+the ■ button, once the guard says it paused the kernel, when the scenario says
+so; "scenario" may be a list, run in turn), allocates 64 MiB after each if
+"after" is set, and prints one JSON object: what happened in each repetition.
+It asserts nothing: the test does."""
 
 from __future__ import annotations
 
@@ -27,6 +29,7 @@ from support import START_TIMEOUT, MemoryCgroup, children_of, execute, proc_stat
 
 MiB = 1 << 20
 PAUSED = "jupyter-guard paused the kernel"
+WARNING = "jupyter-guard: memory warning."
 # How long a growing cell may go without any message before the driver gives
 # up on it: it reaches any line of a 1.5 GiB budget within seconds.
 QUIET_LIMIT = 60
@@ -114,6 +117,46 @@ def too_big(usage: int, limit: int) -> str:
 # Works whether the kernel kept both or died and was restarted with neither.
 RELEASE_FILL = "hold = big = None\n"
 
+# The allocation ceiling's cells (issue 28): each ends by itself with a
+# memory error, however it grows.
+ONE_BIG = "import numpy as np\nbig = np.ones(2 << 30, dtype=np.uint8)\n"
+POOL = ("import multiprocessing as mp, numpy as np\n"
+        "def grow(_):\n"
+        "    blocks = []\n"
+        "    while True:\n"
+        "        blocks.append(np.ones(64 << 20, dtype=np.uint8))\n"
+        "with mp.get_context('fork').Pool(1) as pool:\n"
+        "    pool.map(grow, [0])\n")
+# Pure Python, small allocations: at its line every allocation fails, the
+# error path's too, unless the cell is stopped before it gets there.
+DICT = "d = {}\ni = 0\nwhile True:\n    d[i] = (i, str(i))\n    i += 1\n"
+STRINGS = "strings = []\nwhile True:\n    strings.append(str(len(strings)) * 3)\n"
+RELEASE_ALL = "blocks = big = d = strings = None\n"
+# 64 GiB PROT_NONE (0: mmap has no name for it), as CUDA, JAX, V8 and Go
+# reserve address space, then committed 32 MiB at a time with mprotect
+# until that fails.
+RESERVE = ("import ctypes, mmap\n"
+           "libc = ctypes.CDLL(None, use_errno=True)\n"
+           "libc.mmap.restype = ctypes.c_void_p\n"
+           "libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]\n"
+           "libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]\n"
+           "libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]\n"
+           "base = libc.mmap(None, 64 << 30, 0, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | 0x4000, -1, 0)\n"
+           "assert base not in (None, ctypes.c_void_p(-1).value), ctypes.get_errno()\n"
+           "committed = 0\n"
+           "while libc.mprotect(base + committed, 32 << 20, mmap.PROT_READ | mmap.PROT_WRITE) == 0:\n"
+           "    ctypes.memset(base + committed, 1, 32 << 20)\n"
+           "    committed += 32 << 20\n"
+           "print('reserved 64 GiB, committed', committed >> 20, 'MiB, then errno', ctypes.get_errno())\n")
+# After a refused cell and its release: the kernel allocates again.
+AFTER = "import numpy as np\nafter = np.ones(64 << 20, dtype=np.uint8)\nprint(int(after.sum()) >> 20, 'MiB')\ndel after\n"
+
+
+def prefill(mib: int) -> str:
+    """An earlier variable that holds mib MiB for the whole session, so
+    that each repetition's cell has less to grow before the limit."""
+    return f"import numpy as np\nballast = np.ones({mib} << 20, dtype=np.uint8)\n"
+
 
 def tree(root: int) -> list[dict]:
     """root's descendants (not root) with their states, parents first."""
@@ -193,6 +236,8 @@ class Driver:
                 continue
             iopub.append(m)
             c = m["content"]
+            if m["msg_type"] == "stream" and WARNING in c["text"] and "warned_at" not in rep:
+                rep["warned_at"] = time.monotonic() - started
             if m["msg_type"] == "stream" and PAUSED in c["text"]:
                 if paused_at is None:  # the figures are the first pause's
                     paused_at = time.monotonic()
@@ -233,20 +278,25 @@ SCENARIOS = {
     "swallowed-uninterrupted": (SWALLOWED, RELEASE, False),
     "steady-uninterrupted": (STEADY, RELEASE, False),
     "fast-uninterrupted": (fast(64), RELEASE, False),
+    "one-big": (ONE_BIG, RELEASE_ALL, False),
+    "pool": (POOL, RELEASE_ALL, False),
+    "dict": (DICT, RELEASE_ALL, False),
+    "strings": (STRINGS, RELEASE_ALL, False),
+    "reserve": (RESERVE, "libc.munmap(base, 64 << 30)\n", False),
 }
 
 
-def cells(d: Driver, cfg: dict) -> tuple[str, str, bool, dict | None]:
+def cells(d: Driver, cfg: dict, scenario: str) -> tuple[str, str, bool, dict | None]:
     """A repetition's growing cell, the cell that gives its memory back,
     whether to interrupt on the pause notice, and what the setup cell run
     first said (None if there is none)."""
-    if cfg["scenario"] == "bounded":
+    if scenario == "bounded":
         return bounded(d.cg.dir / "memory.usage_in_bytes", cfg["target"]), RELEASE, False, None
-    if cfg["scenario"] == "too-big":
+    if scenario == "too-big":
         # Between the lines first, then one fill that cannot fit.
         held = d.run(hold(d.cg.usage(), cfg["target"]))
         return too_big(d.cg.usage(), int(d.cg.read("memory.limit_in_bytes"))), RELEASE_FILL, True, held
-    return *SCENARIOS[cfg["scenario"]], None
+    return *SCENARIOS[scenario], None
 
 
 def main(cfg: dict) -> dict:
@@ -256,18 +306,26 @@ def main(cfg: dict) -> dict:
         out["in_cgroup"] = sorted(d.cg.procs())
         out["tree"] = tree(d.proxy)
         out["set"] = d.run("kept = 42")
-        for _ in range(cfg["reps"]):
-            cell, release, interrupt, held = cells(d, cfg)
-            rep = d.grow(cell, interrupt)
-            if held is not None:
-                rep["hold"] = held
-            rep["kept"] = d.run("print(kept)")
-            rep["release"] = d.run(release)
-            rep["usage_released"] = d.cg.usage()
-            rep["collect"] = d.run(COLLECT)
-            rep["usage_collected"] = d.cg.usage()
-            rep["tree_released"] = tree(d.proxy)
-            out["reps"].append(rep)
+        if cfg.get("prefill"):
+            out["prefill"] = d.run(prefill(cfg["prefill"]))
+        # One scenario, or several in turn in the same session.
+        scenarios = cfg["scenario"] if isinstance(cfg["scenario"], list) else [cfg["scenario"]]
+        for scenario in scenarios:
+            for _ in range(cfg["reps"]):
+                cell, release, interrupt, held = cells(d, cfg, scenario)
+                rep = d.grow(cell, interrupt)
+                rep["scenario"] = scenario
+                if held is not None:
+                    rep["hold"] = held
+                rep["kept"] = d.run("print(kept)")
+                rep["release"] = d.run(release)
+                rep["usage_released"] = d.cg.usage()
+                rep["collect"] = d.run(COLLECT)
+                rep["usage_collected"] = d.cg.usage()
+                rep["tree_released"] = tree(d.proxy)
+                if cfg.get("after"):
+                    rep["after"] = d.run(AFTER)
+                out["reps"].append(rep)
     finally:
         d.close()
     return out

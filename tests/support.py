@@ -61,6 +61,16 @@ def wait_until(predicate: Callable[[], Any], timeout: float, what: str, interval
 
 
 @contextmanager
+def headless(**settings):
+    """As as_jupyter_starts_it, for a kernel that nbclient, nbconvert or
+    papermill starts: without JPY_SESSION_NAME, which jupyter_server sets
+    for a notebook's kernel, so the guard knows nobody can answer a pause."""
+    with as_jupyter_starts_it(**settings), pytest.MonkeyPatch.context() as mp:
+        mp.delenv("JPY_SESSION_NAME", raising=False)
+        yield
+
+
+@contextmanager
 def as_jupyter_starts_it(**settings):
     """The environment a kernel gets from Jupyter rather than from pytest,
     plus the guard's settings. pytest's PYTEST_CURRENT_TEST makes ipykernel
@@ -162,6 +172,9 @@ UNSTOPPED = "jupyter-guard paused the kernel again: the interrupt did not stop t
 INTERRUPTED_AGAIN = "jupyter-guard interrupted this cell again: the last interrupt did not stop it"
 # The pause notice when the fill in flight cannot finish within the budget.
 UNSAVED = "lets that fill finish first: the OOM killer would kill the kernel"
+# How the notes under a cell the allocation ceiling stopped begin.
+REFUSED = "jupyter-guard: the kernel's memory ceiling refused an allocation"
+NEAR = "jupyter-guard stopped this cell with MemoryError"
 # An action line moved down to leave room for the fills a cell makes.
 LOWERED = ", lowered for the "
 

@@ -333,9 +333,9 @@ def kernel_log_readable() -> bool:
 @pytest.fixture
 def oom_kernel(kenv, kernelspecs, jupyter_dirs, tmp_path):
     """The guarded kernel, proxy and child both inside a fresh 512 MiB
-    memory cgroup from birth, with the guard only warning (it must not
-    prevent the OOM kill). The kernel is shut down and the group removed
-    afterwards, whatever the test did."""
+    memory cgroup from birth, with the guard only warning and no allocation
+    ceiling (it must not prevent the OOM kill). The kernel is shut down and
+    the group removed afterwards, whatever the test did."""
     cg = MemoryCgroup.create(OOM_LIMIT)
     spec_dir = None
     ks = Kernels(tmp_path)
@@ -344,7 +344,7 @@ def oom_kernel(kenv, kernelspecs, jupyter_dirs, tmp_path):
         spec["argv"] = cg.wrap(spec["argv"])
         spec["display_name"] += " (in a 512 MiB cgroup)"
         spec_dir = write_spec(jupyter_dirs["JUPYTER_DATA_DIR"] / "kernels", f"{kenv.guarded}-{cg.dir.name}", spec)
-        with as_jupyter_starts_it(JUPYTER_GUARD_ACTION="warn"):
+        with as_jupyter_starts_it(JUPYTER_GUARD_ACTION="warn", JUPYTER_GUARD_CEILING="off"):
             k = ks.start(spec_dir.name)
         yield k, cg
     finally:

@@ -632,9 +632,10 @@ BUDGET = 500 * MiB
 @pytest.fixture(scope="module")
 def steered(module_kernels, gctl) -> Kernel:
     """A guarded kernel with a small budget: warned at 50% of 500 MiB,
-    paused at 70% (350 MiB)."""
+    paused at 70% (350 MiB). A notebook's kernel: a person can answer a
+    pause."""
     with as_jupyter_starts_it(JUPYTER_GUARD_LIMIT="500MiB", JUPYTER_GUARD_WARN="50%", JUPYTER_GUARD_PAUSE="70%",
-                              JUPYTER_GUARD_ACTION="pause"):
+                              JUPYTER_GUARD_ACTION="pause", JPY_SESSION_NAME="steered.ipynb"):
         return module_kernels.start(K7.guarded)
 
 

@@ -39,7 +39,7 @@ def test_blocks_under_memory_max_keep_the_session(kernelspecs, jupyter_dirs, gua
     cfg = {"kernel": kenv.guarded, "cgroup": "/sys/fs/cgroup/job", "v2": True, "log": str(log),
            "scenario": "fast32", "reps": REPS}
     jupyter_root = jupyter_dirs["JUPYTER_DATA_DIR"].parent
-    with as_jupyter_starts_it():
+    with as_jupyter_starts_it(JPY_SESSION_NAME=str(tmp_path / "notebook.ipynb")):  # a person can answer a pause
         r = run_in_v2(["-m", str(LIMIT), "-t", str(GUEST_SECONDS)], [str(CLIENT_PYTHON), str(DRIVER), json.dumps(cfg)],
                       workdir=tmp_path, shown=[jupyter_root, guardctl.parent], timeout=GUEST_SECONDS + 60)
     kernel_log = log.read_text(errors="replace") if log.exists() else ""

@@ -30,7 +30,7 @@ from nbclient.exceptions import CellTimeoutError
 
 from conftest import KERNEL_ENVS, REPO, TESTS, KernelEnv
 from support import (INTERRUPTED, INTERRUPTED_AGAIN, LOWERED, PAUSED, UNSAVED, UNSTOPPED, WARNING, MemoryCgroup, as_jupyter_starts_it,
-                     check_grow_demo, stderr_of)
+                     check_grow_demo, headless, stderr_of)
 
 MiB = 1 << 20
 LIMIT = 1536 * MiB
@@ -58,15 +58,21 @@ def cgroup(request):
         cg.remove()
 
 
-def drive(cg: MemoryCgroup, kenv: KernelEnv, tmp_path: Path, scenario: str, n: int, kernel: str = "",
-          stuck: int = 0, **settings) -> dict:
+def drive(cg: MemoryCgroup, kenv: KernelEnv, tmp_path: Path, scenario: str | list[str], n: int, kernel: str = "",
+          stuck: int = 0, prefill: int = 0, after: bool = False, attended: bool = True, **settings) -> dict:
     """Runs the driver inside cg on the guarded kernel (or the kernelspec
     named) with the guard's settings in its environment, and returns what
-    it saw. stuck is how many iopub subscribers that never read it adds."""
-    log = tmp_path / f"{scenario}.log"
+    it saw. stuck is how many iopub subscribers that never read it adds;
+    prefill, after and a list of scenarios are the driver's (see there).
+    attended: the kernel is a notebook's, which jupyter_server starts with
+    JPY_SESSION_NAME, so a person can answer a pause; else it is started as
+    nbclient starts one."""
+    if attended:
+        settings.setdefault("JPY_SESSION_NAME", str(tmp_path / "notebook.ipynb"))
+    log = tmp_path / f"{'-'.join(scenario) if isinstance(scenario, list) else scenario}.log"
     limit = int(cg.read("memory.limit_in_bytes"))
     cfg = {"kernel": kernel or kenv.guarded, "cgroup": str(cg.dir), "log": str(log), "scenario": scenario, "reps": n,
-           "target": limit * (80 + 95) // 200, "stuck": stuck}
+           "target": limit * (80 + 95) // 200, "stuck": stuck, "prefill": prefill, "after": after}
     with as_jupyter_starts_it(**settings):
         r = subprocess.run(cg.wrap([str(CLIENT_PYTHON), str(DRIVER), json.dumps(cfg)]), capture_output=True,
                            text=True, timeout=600, env=dict(os.environ))
@@ -211,8 +217,10 @@ def test_a_fill_that_cannot_fit_is_told_before_the_interrupt(kenv, kernelspecs, 
     more than is left starts: no pause can save it, since the interrupt
     lands once the fill is done. The pause notice says so, with what it
     lacks, before the driver presses ■; then the OOM killer takes the
-    kernel, once (the test fails if the fill fitted after all)."""
-    out = drive(cgroup, kenv, tmp_path, "too-big", reps(kenv, 2))
+    kernel, once (the test fails if the fill fitted after all). Without the
+    allocation ceiling: with it, the fill is refused as it is asked for
+    (tests/test_ceiling.py)."""
+    out = drive(cgroup, kenv, tmp_path, "too-big", reps(kenv, 2), JUPYTER_GUARD_CEILING="off")
     n = len(out["reps"])
     failures = {}
     for i, rep in enumerate(out["reps"]):
@@ -276,9 +284,10 @@ def test_pause_stops_a_multiprocessing_worker(kenv, kernelspecs, cgroup, tmp_pat
 def test_an_interrupt_that_does_not_stop_the_cell_is_followed_by_another_stop(kenv, kernelspecs, cgroup, tmp_path, action):
     """The cell swallows the first SIGINT and grows on: the guard stops it
     again before the limit and says the interrupt did not stop it; the
-    second interrupt ends the cell and the session is kept."""
+    second interrupt ends the cell and the session is kept. Without the
+    allocation ceiling, which would end such a cell with MemoryError first."""
     scenario = "swallowed" if action == "pause" else "swallowed-uninterrupted"
-    out = drive(cgroup, kenv, tmp_path, scenario, reps(kenv, 3), JUPYTER_GUARD_ACTION=action)
+    out = drive(cgroup, kenv, tmp_path, scenario, reps(kenv, 3), JUPYTER_GUARD_ACTION=action, JUPYTER_GUARD_CEILING="off")
     first, again = (PAUSED, UNSTOPPED) if action == "pause" else (INTERRUPTED, INTERRUPTED_AGAIN)
 
     def check(rep):
@@ -338,7 +347,7 @@ def test_notebook_warning_in_the_right_cell(kenv, kernelspecs):
     nb = nbformat.read(GROW_NOTEBOOK, as_version=4)
     code = [c for c in nb.cells if c.cell_type == "code"]
     try:
-        with as_jupyter_starts_it(JUPYTER_GUARD_LIMIT="1GiB"):
+        with headless(JUPYTER_GUARD_LIMIT="1GiB"):
             # Every cell takes well under a second; only a paused kernel waits.
             NotebookClient(nb, kernel_name=kenv.guarded, timeout=30, startup_timeout=60).execute()
     except CellTimeoutError:

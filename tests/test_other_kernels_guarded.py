@@ -123,6 +123,7 @@ def test_bash_kernel_paused_then_interrupted_keeps_its_variables(guardctl, other
     subprocess.run([str(guardctl), "install", "--user", "--kernel", "bash"], check=True, capture_output=True)
     monkeypatch.setenv("JUPYTER_GUARD_LIMIT", f"{BUDGET_MIB}MiB")
     monkeypatch.setenv("JUPYTER_GUARD_ACTION", "pause")
+    monkeypatch.setenv("JPY_SESSION_NAME", str(tmp_path / "bash.ipynb"))  # a notebook's: a person can answer
     km = KernelManager(kernel_name="bash-guarded")
     km.start_kernel(stdout=open(tmp_path / "kernel.log", "w"), stderr=subprocess.STDOUT)
     kc = km.client()

@@ -174,8 +174,8 @@ def paused_usage(k: Kernel) -> dict | None:
 
 def test_a_paused_kernel_is_answered_at_once(kernels):
     """The kernel's processes are stopped: the proxy answers alone, and says
-    the kernel is paused."""
-    with as_jupyter_starts_it(JUPYTER_GUARD_LIMIT="512MiB"):
+    the kernel is paused. A notebook's kernel: a person can answer a pause."""
+    with as_jupyter_starts_it(JUPYTER_GUARD_LIMIT="512MiB", JPY_SESSION_NAME="paused.ipynb"):
         k = kernels.start(K7.guarded)
     msg_id = k.kc.execute(GROW)
     r = wait_until(lambda: paused_usage(k), 60, "the pause")
@@ -219,8 +219,9 @@ def test_metrics_pass_promtool_and_name_each_kernel(k7, bash, guardctl):
 
 
 def test_metrics_count_a_pause_and_a_death(kernels, guardctl):
-    """A kernel paused once, then killed by a segfault: both are counted."""
-    with as_jupyter_starts_it(JUPYTER_GUARD_LIMIT="512MiB"):
+    """A kernel paused once, then killed by a segfault: both are counted. A
+    notebook's kernel: a person can answer a pause."""
+    with as_jupyter_starts_it(JUPYTER_GUARD_LIMIT="512MiB", JPY_SESSION_NAME="counted.ipynb"):
         k = kernels.start(K7.guarded)
     msg_id = k.kc.execute(GROW)
     wait_until(lambda: paused_usage(k), 60, "the pause")
@@ -228,7 +229,7 @@ def test_metrics_count_a_pause_and_a_death(kernels, guardctl):
     collect(k.kc, msg_id)
     msg_id = k.kc.execute("import ctypes; ctypes.string_at(0)")
     collect(k.kc, msg_id)
-    labels = f'kernel_id="{k.kernel_id}",kernelspec="{k.spec}",notebook=""'
+    labels = f'kernel_id="{k.kernel_id}",kernelspec="{k.spec}",notebook="counted.ipynb"'
     out = wait_until(lambda: (o := metrics(guardctl)) and f'jupyter_guard_deaths_total{{{labels},cause="segfault"}} 1' in o
                      and o, 30, "the death counted")
     assert f"jupyter_guard_pauses_total{{{labels}}} 1" in out.splitlines(), out

@@ -122,9 +122,11 @@ func defaultOutput(input string) string {
 // environment, where guardctl kernel reads its settings. Without either
 // --action or JUPYTER_GUARD_ACTION the action is interrupt: headless,
 // nobody can interrupt or resume a paused kernel, and the run would hang
-// until its timeout instead of failing at the cell with the notice.
+// until its timeout instead of failing at the cell with the notice. An
+// empty JPY_SESSION_NAME tells the guard so, whatever the run inherited
+// (run from a notebook's cell, it has the notebook's).
 func guardEnv(o runOptions, getenv func(string) string) []string {
-	var env []string
+	env := []string{"JPY_SESSION_NAME="}
 	if o.limit != "" {
 		env = append(env, "JUPYTER_GUARD_LIMIT="+o.limit)
 	}

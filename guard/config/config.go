@@ -26,6 +26,15 @@ type Config struct {
 	MemLimit uint64
 	// Restart says who restarts a kernel that died (RestartAuto, ...).
 	Restart Restart
+	// Ceiling arms the allocation ceiling (RLIMIT_DATA on the kernel's
+	// processes): an allocation past the budget fails in the kernel's
+	// language instead of the OOM killer ending the kernel. On whatever
+	// the action: it is what stops a cell nobody is there to stop.
+	Ceiling bool
+	// PauseTimeout is how long a pause waits for an answer while the
+	// ceiling is armed; then the guard resumes the kernel itself, and an
+	// allocation that does not fit fails at the ceiling.
+	PauseTimeout time.Duration
 
 	// origin quotes what the user wrote for each setting they set, such as
 	// "JUPYTER_GUARD_WARN=90%", so errors found later can point at it.
@@ -43,6 +52,8 @@ func Default() Config {
 		RestartWindow: time.Minute,
 		GPUWarn:       Spec{Percent: 90},
 		Restart:       RestartAuto,
+		Ceiling:       true,
+		PauseTimeout:  time.Minute,
 	}
 }
 

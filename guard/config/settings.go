@@ -81,9 +81,37 @@ var (
 		set:   func(c *Config, s string) (err error) { c.Restart, err = ParseRestart(s); return err },
 		get:   func(c Config) string { return string(c.Restart) },
 	}
+	ceilingSetting = setting{
+		name:  "ceiling",
+		usage: "on: an allocation past the budget fails in the kernel (MemoryError) instead of the OOM killer ending it; off: no ceiling",
+		set:   func(c *Config, s string) (err error) { c.Ceiling, err = parseOnOff(s); return err },
+		get: func(c Config) string {
+			if c.Ceiling {
+				return "on"
+			}
+			return "off"
+		},
+	}
+	pauseTimeoutSetting = setting{
+		name:  "pause-timeout",
+		usage: "with the ceiling on, how long a pause waits for an answer before the guard resumes the kernel: seconds (60) or a duration (2m)",
+		set:   func(c *Config, s string) (err error) { c.PauseTimeout, err = parseWindow(s); return err },
+		get:   func(c Config) string { return c.PauseTimeout.String() },
+	}
 	settings = []setting{limitSetting, warnSetting, pauseSetting, actionSetting, maxRestartsSetting, restartWindowSetting,
-		hostProcSetting, gpuWarnSetting, restartSetting}
+		hostProcSetting, gpuWarnSetting, restartSetting, ceilingSetting, pauseTimeoutSetting}
 )
+
+// parseOnOff reads on or off, in any case.
+func parseOnOff(s string) (bool, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "on":
+		return true, nil
+	case "off":
+		return false, nil
+	}
+	return false, errors.New("use on or off")
+}
 
 // parseGPUWarn reads a share or size, or "off" (the zero Spec).
 func parseGPUWarn(s string) (Spec, error) {
@@ -106,7 +134,8 @@ func parseCount(s string) (int, error) {
 	return n, nil
 }
 
-// parseWindow reads plain seconds ("60") or a Go duration ("90s", "2m").
+// parseWindow reads plain seconds ("60") or a Go duration ("90s", "2m"),
+// above zero.
 func parseWindow(s string) (time.Duration, error) {
 	s = strings.TrimSpace(s)
 	d, err := time.ParseDuration(s)
@@ -115,7 +144,7 @@ func parseWindow(s string) (time.Duration, error) {
 		d, err = time.Duration(secs)*time.Second, serr
 	}
 	if err != nil || d <= 0 {
-		return 0, errors.New("not a window; use seconds (60) or a duration such as 90s or 2m, above zero")
+		return 0, errors.New("not a duration; use seconds (60) or a duration such as 90s or 2m, above zero")
 	}
 	return d, nil
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/jupyter-guard/jupyter-guard/guard/cgroup"
 	"github.com/jupyter-guard/jupyter-guard/guard/config"
 	"github.com/jupyter-guard/jupyter-guard/guard/ledger"
+	"github.com/jupyter-guard/jupyter-guard/guard/units"
 )
 
 // Budget is the resolved configuration with what it is measured on.
@@ -32,6 +33,53 @@ type Budget struct {
 	// From is Source in a word, for the status bar: FromSetting,
 	// FromMemLimit, FromCgroup or FromHost.
 	From string
+	// Reserve is what the allocation ceiling keeps below the limit (see
+	// reserve); 0 when the ceiling is off. Ceiling is where it holds.
+	Reserve uint64
+	// Unattended says nobody can answer a pause: the kernel was not
+	// started by a Jupyter server for a notebook (nbconvert, papermill,
+	// nbclient, guardctl run). A pause would wait for nobody: with the
+	// ceiling armed there is none, and the ceiling stops the cell; without
+	// it the cell is interrupted.
+	Unattended bool
+	// RefusalCosts says an allocation refused at the ceiling costs this
+	// kernel its variables (Deno's heap, bash itself), InterruptEnds that
+	// an interrupt does (xeus-python, Deno on SIGINT): where nobody can
+	// answer a pause, a cell is interrupted rather than run into the
+	// ceiling only if the interrupt costs less.
+	RefusalCosts, InterruptEnds bool
+}
+
+// minReserve is the least the ceiling keeps below the limit: a Python
+// kernel's error path at its line took 2.5 MiB here (a traceback, the
+// reply), and half the reserve is the zone in which the guard tells a
+// cell it is heading for its line (ceiling.Plan).
+const minReserve = 8 << 20
+
+// reserve is what the ceiling keeps below the limit: half the gap between
+// the pause line and the limit, so that the pause, which a person can
+// answer, comes first, and the ceiling holds before the limit, with room
+// to lift a process stuck at its line and for what a sample misses. At
+// least minReserve, at most a quarter of a small budget.
+func reserve(b config.Budget) uint64 {
+	return min(max(minReserve, (b.Limit-b.Pause)/2), b.Limit/4)
+}
+
+// Ceiling is the usage at which the allocation ceiling holds, 0 if it is
+// off.
+func (b Budget) Ceiling() uint64 {
+	if b.Reserve == 0 {
+		return 0
+	}
+	return b.Limit - b.Reserve
+}
+
+// CeilingNote is the start-up line's word on the allocation ceiling.
+func (b Budget) CeilingNote() string {
+	if b.Reserve == 0 {
+		return "; no allocation ceiling (JUPYTER_GUARD_CEILING=off)"
+	}
+	return "; allocations fail past " + units.FormatBytes(b.Ceiling()) + " (the ceiling)"
 }
 
 // From words for Budget.From: what a budget comes from.
@@ -58,6 +106,9 @@ func NewBudget(cfg config.Config, detected cgroup.Limit) (Budget, error) {
 		return Budget{}, err
 	}
 	b := Budget{Budget: lines, Action: cfg.Action, Detected: detected}
+	if cfg.Ceiling {
+		b.Reserve = reserve(lines)
+	}
 	switch {
 	case cfg.Limit.Percent == 0:
 		b.Figure, b.Source, b.From = ledger.Tree, FromSetting, FromSetting

@@ -59,6 +59,9 @@ const (
 	Thawed = "thaw"
 	// Resumed: the user let the paused cell go on; the next line holds.
 	Resumed = "resume"
+	// Unanswered: nobody answered a pause within the pause timeout, and
+	// the guard let the cell go on to the ceiling, as Resumed.
+	Unanswered = "unanswered"
 )
 
 // Tally folds the actions taken in a cell, oldest first, into what Decide
@@ -149,6 +152,10 @@ func triggers(b Budget, in Input) []trigger {
 		}
 		ts = append(ts, trigger{act: Warn, line: b.Warn, at: at})
 	}
+	act := action(b)
+	if act == None {
+		return ts
+	}
 	if line, ok := Line(b, in.Done.Acted); ok && in.Done.Thawed {
 		// Only growth the interrupt should have stopped counts: no
 		// prediction, as the fill it finishes first grows fast. Below the
@@ -163,7 +170,7 @@ func triggers(b Budget, in Input) []trigger {
 		// and the second interrupt cost the cell its traceback).
 		room := b.Limit - min(b.Limit, in.Fill+RungStep(b))
 		if at := max(in.Done.Until+RungStep(b)/2, min(line, room)); at+in.Fill < b.Limit {
-			ts = append(ts, trigger{act: action(b.Action), line: at, at: at})
+			ts = append(ts, trigger{act: act, line: at, at: at})
 		}
 	} else if ok {
 		var room uint64
@@ -171,12 +178,18 @@ func triggers(b Budget, in Input) []trigger {
 			line, room = fillLine(b, line, in.Fill)
 		}
 		// Never before the warning line: it is as early as the user agreed
-		// to be stopped.
-		at := max(line-min(line, Margin(in.Rate, in.Horizon)), b.Warn)
+		// to be stopped. A later line with the ceiling armed is not
+		// predicted: the growth a rate foresees is what the ceiling stops
+		// below it, and the cell is to run on to the ceiling.
+		margin := Margin(in.Rate, in.Horizon)
+		if b.Reserve > 0 && in.Done.Acted > 0 {
+			margin = 0
+		}
+		at := max(line-min(line, margin), b.Warn)
 		if in.Start+Slack(b) > line {
 			at = in.Start + Slack(b)
 		}
-		ts = append(ts, trigger{action(b.Action), line, at, room})
+		ts = append(ts, trigger{act, line, at, room})
 	}
 	return ts
 }
@@ -188,13 +201,20 @@ func triggers(b Budget, in Input) []trigger {
 // A fill may be sized short by what was filled before the guard first saw
 // it, at most the growth between two looks, which the rungs bound near the
 // line (a timer paces the looks as closely where nothing pushes): a rung's
-// step covers it. It also returns the room the line leaves, 0 if it did
-// not move. After the user resumed, the later lines stay where they are:
-// the pause notice said what the fill needs (Short). Never below the
-// warning line: a fill too big for that cannot finish in any case, and
-// Short says so.
+// step covers it. It also returns the room the line leaves below the
+// limit, 0 if it did not move. After the user resumed, the later lines
+// stay where they are: the pause notice said what the fill needs (Short).
+// Never below the warning line: a fill too big for that cannot finish in
+// any case, and Short says so.
 func fillLine(b Budget, line, fill uint64) (uint64, uint64) {
-	moved := b.Limit - min(b.Limit, fill+RungStep(b))
+	// With the ceiling armed, the next fill is refused past the ceiling,
+	// not the limit: the pause must come before that refusal, where a
+	// person can still choose.
+	top := b.Limit
+	if c := b.Ceiling(); c > 0 {
+		top = c
+	}
+	moved := top - min(top, fill+RungStep(b))
 	if fill == 0 || moved >= line {
 		return line, 0
 	}
@@ -260,7 +280,11 @@ func RungStep(b Budget) uint64 { return (b.Limit - b.Warn) / RungsPerGap }
 
 // Line is the action line after acted actions: the pause threshold, then
 // halfway to the limit each time; false when no line is left (MaxActions
-// reached, or the halving no longer moves).
+// reached, or the halving no longer moves). With the ceiling armed, a cell
+// that goes on after the first stop (resumed, or thawed for an interrupt)
+// runs on to the ceiling, where an allocation fails: a later line is only
+// for what the ceiling cannot refuse (shared memory, page cache, a fill
+// under way), so it lies above the ceiling and what it may lift.
 func Line(b Budget, acted int) (uint64, bool) {
 	if acted >= MaxActions {
 		return 0, false
@@ -270,19 +294,53 @@ func Line(b Budget, acted int) (uint64, bool) {
 	}
 	prev, _ := Line(b, acted-1)
 	line := b.Limit - (b.Limit-b.Pause)>>acted
+	if b.Reserve > 0 {
+		line = max(line, b.Limit-b.Reserve/4)
+	}
 	return line, line > prev
+}
+
+// Next is the line at which Decide acts next in the cell, as it will act
+// there: the first line moved down for the cell's fills. False if it will
+// not act again (or, unattended with the ceiling armed, at all).
+func Next(b Budget, in Input) (uint64, bool) {
+	if action(b) == None {
+		return 0, false
+	}
+	line, ok := Line(b, in.Done.Acted)
+	if ok && in.Done.Acted == 0 {
+		line, _ = fillLine(b, line, in.Fill)
+	}
+	return line, ok
 }
 
 // Slack is how much a cell must add before a line it started beyond counts
 // for it: an eighth of the gap between warning and pause.
 func Slack(b Budget) uint64 { return (b.Pause - b.Warn) / 8 }
 
-func action(a config.Action) Act {
-	switch a {
+// Action is the action the guard takes at the action lines: the
+// configured one, except where nobody can answer a pause: then the
+// ceiling stops the cell ("", no action), or an interrupt does where there
+// is no ceiling, or where a refused allocation would cost the kernel its
+// variables and an interrupt would not.
+func Action(b Budget) config.Action {
+	if b.Action != config.Pause || !b.Unattended {
+		return b.Action
+	}
+	if b.Reserve > 0 && (!b.RefusalCosts || b.InterruptEnds) {
+		return ""
+	}
+	return config.Interrupt
+}
+
+func action(b Budget) Act {
+	switch Action(b) {
 	case config.Interrupt:
 		return Interrupt
 	case config.Warn:
 		return Alert
+	case config.Pause:
+		return Pause
 	}
-	return Pause
+	return None
 }

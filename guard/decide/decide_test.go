@@ -226,3 +226,65 @@ func TestShort(t *testing.T) {
 		}
 	}
 }
+
+// TestCeiling: the allocation ceiling sits halfway between the pause line
+// and the limit; where nobody can answer a pause there is none (the
+// ceiling stops the cell), or, without the ceiling, an interrupt; after a
+// first stop the cell runs on to the ceiling, and the next line, for what
+// the ceiling cannot refuse, lies above it and is not predicted.
+func TestCeiling(t *testing.T) {
+	on := budget(config.Pause)
+	on.Reserve = reserve(on.Budget)
+	if on.Reserve != 25*mib || on.Ceiling() != 975*mib {
+		t.Fatalf("reserve %d MiB, ceiling %d MiB; want 25 and 975", on.Reserve/mib, on.Ceiling()/mib)
+	}
+	if off := budget(config.Pause); off.Ceiling() != 0 {
+		t.Errorf("ceiling off: Ceiling() = %d", off.Ceiling())
+	}
+	small := Budget{Budget: config.Budget{Limit: 400 * mib, Warn: 320 * mib, Pause: 380 * mib}}
+	if r := reserve(small.Budget); r != 10*mib {
+		t.Errorf("reserve of a 400 MiB budget paused at 380 MiB: %d MiB, want 10", r/mib)
+	}
+	if r := reserve(config.Budget{Limit: 16 * mib, Warn: 8 * mib, Pause: 15 * mib}); r != 4*mib {
+		t.Errorf("reserve of a 16 MiB budget: %d MiB, want a quarter of it", r/mib)
+	}
+	warned := Done{Warned: true}
+	unattended := on
+	unattended.Unattended = true
+	if ds := Decide(unattended, Input{Used: 999 * mib, Start: 100 * mib, Done: warned}); len(ds) != 0 {
+		t.Errorf("unattended with the ceiling: %+v, want no action", ds)
+	}
+	if _, ok := Next(unattended, Input{Done: warned}); ok {
+		t.Error("unattended with the ceiling: a next line")
+	}
+	fragile := unattended
+	fragile.RefusalCosts = true // Deno: a refused allocation ends it
+	if ds := Decide(fragile, Input{Used: 951 * mib, Start: 100 * mib, Done: warned}); !slices.Equal(ds, []Decision{{Act: Interrupt, Line: 950 * mib}}) {
+		t.Errorf("unattended, a kernel a refusal costs its variables: %+v, want an interrupt", ds)
+	}
+	fragile.InterruptEnds = true // Deno on SIGINT: an interrupt ends it too
+	if ds := Decide(fragile, Input{Used: 999 * mib, Start: 100 * mib, Done: warned}); len(ds) != 0 {
+		t.Errorf("unattended, a kernel both an interrupt and a refusal end: %+v, want the ceiling alone", ds)
+	}
+	bare := budget(config.Pause)
+	bare.Unattended = true
+	if ds := Decide(bare, Input{Used: 951 * mib, Start: 100 * mib, Done: warned}); !slices.Equal(ds, []Decision{{Act: Interrupt, Line: 950 * mib}}) {
+		t.Errorf("unattended without the ceiling: %+v, want an interrupt", ds)
+	}
+	stopped := Done{Warned: true, Acted: 1}
+	if line, ok := Line(on, 1); !ok || line != 1000*mib-on.Reserve/4 {
+		t.Errorf("the line after a stop: %d MiB, %v; want above the ceiling and its lifts", line/mib, ok)
+	}
+	if _, ok := Line(on, 2); ok {
+		t.Error("a third line with the ceiling armed")
+	}
+	if ds := Decide(on, Input{Used: 990 * mib, Start: 100 * mib, Rate: 14 << 30, Horizon: 50 * time.Millisecond, Done: stopped}); len(ds) != 0 {
+		t.Errorf("after a resume, heading for the ceiling at 14 GiB/s: %+v; the ceiling stops it", ds)
+	}
+	// The warning names the line the guard will pause at: moved down for
+	// the cell's 64 MiB fills, and below the ceiling, which refuses the
+	// next fill, by a fill and a rung, so the pause comes first.
+	if line, ok := Next(on, Input{Fill: 64 * mib, Done: Done{}}); !ok || line != 975*mib-64*mib-on.Budget.Limit/80 {
+		t.Errorf("Next with 64 MiB fills: %.1f MiB, %v; want 898.5", float64(line)/mib, ok)
+	}
+}

@@ -32,4 +32,12 @@
 //     memory already sits past a line is left alone, and so is one run
 //     while memory sits just below an action line (within Slack), as it
 //     does after the user interrupted a paused cell.
+//   - The allocation ceiling (Budget.Reserve, package ceiling) holds
+//     halfway between the pause line and the limit: the pause, which a
+//     person can answer, comes first; past the ceiling an allocation
+//     fails instead of the kernel. With it armed, a cell let go after a
+//     stop runs on to it, and the one later line lies above it, for what
+//     it cannot refuse.
+//   - Where nobody can answer a pause (Budget.Unattended) none is made:
+//     the ceiling stops the cell, or without it an interrupt does.
 package decide

@@ -18,6 +18,8 @@ func (d *Diagnosis) advice() []string {
 		points = d.outsideKillAdvice()
 	case CauseCUDA:
 		points = d.cudaAdvice()
+	case CauseCeiling:
+		points = d.ceilingAdvice()
 	case CauseSegfault:
 		points = d.crashAdvice("")
 	case CausePythonFatal:
@@ -251,4 +253,22 @@ func (d *Diagnosis) noStackAdvice() string {
 	}
 	return "No Python stack was captured. To find the line, split the cell and " +
 		"run the parts, or run the code as a script with python -X faulthandler."
+}
+
+// ceilingAdvice explains a death at the allocation ceiling: where Python
+// raises MemoryError there and lives on, this kernel ended.
+func (d *Diagnosis) ceilingAdvice() []string {
+	kernel := "This kernel"
+	if d.Evidence.Kernel != "" {
+		kernel += " (" + d.Evidence.Kernel + ")"
+	}
+	p := []string{kernel + " does not survive an allocation that fails: past " + units.FormatBytes(d.Evidence.Ceiling) +
+		" jupyter-guard's ceiling refuses allocations, so that a kernel that can raises a memory error instead of being " +
+		"killed, and this one ended there."}
+	if c := d.Evidence.Cell; c != nil && c.Growth > 0 {
+		p = append(p, fmt.Sprintf("%s added %s before it ended.", capitalize(cellName(c)), units.FormatBytes(uint64(c.Growth))))
+	}
+	p = append(p, "Work on the data in smaller pieces, or free what earlier cells hold, so that the cell fits the budget.",
+		"JUPYTER_GUARD_CEILING=off leaves it to the OOM killer at the limit instead, which ends it all the same.")
+	return p
 }

@@ -15,6 +15,7 @@ const (
 	CauseOOMHost     Cause = "oom-kill-host"   // the OOM killer, the machine out of memory
 	CauseOutsideKill Cause = "outside-kill"    // SIGKILL with no sign of the OOM killer
 	CauseCUDA        Cause = "cuda-error"
+	CauseCeiling     Cause = "ceiling"  // an allocation refused at the guard's ceiling, which this kernel cannot survive
 	CauseSegfault    Cause = "segfault" // SIGSEGV or SIGBUS
 	CausePythonFatal Cause = "python-fatal-error"
 	CauseAbort       Cause = "abort"     // SIGABRT
@@ -25,7 +26,7 @@ const (
 )
 
 // Causes are all the causes, in the order above.
-var Causes = []Cause{CauseOOMCgroup, CauseOOMHost, CauseOutsideKill, CauseCUDA, CauseSegfault, CausePythonFatal,
+var Causes = []Cause{CauseOOMCgroup, CauseOOMHost, CauseOutsideKill, CauseCUDA, CauseCeiling, CauseSegfault, CausePythonFatal,
 	CauseAbort, CauseInterrupt, CauseSignal, CauseExit, CauseStart}
 
 // Ename is the exception name the proxy reports in the cell.
@@ -64,14 +65,20 @@ type Diagnosis struct {
 //  3. Any other abnormal end (a signal or a non-zero code) with a CUDA error
 //     in the output, or an NVIDIA Xid for the tree in the kernel log: a CUDA
 //     error, whatever signal followed it.
-//  4. SIGSEGV or SIGBUS: a segmentation fault.
-//  5. Another signal after "Fatal Python error: …" that is not
+//  4. Any other abnormal end (a signal, a non-zero code) of a cell that had
+//     taken the kernel to the guard's allocation ceiling (Evidence.Ceiling):
+//     an allocation refused there, which this kernel does not survive
+//     (V8's fatal out-of-memory, an abort or a crash in C code that does
+//     not check what malloc returns).
+//  5. SIGSEGV or SIGBUS: a segmentation fault.
+//  6. Another signal after "Fatal Python error: …" that is not
 //     faulthandler's report of a signal: a fatal Python error.
-//  6. SIGABRT: an abort, with the C++ or glibc reason if one was printed.
-//  7. An exit, or SIGINT, within InterruptWindow of an interrupt the proxy
+//  7. SIGABRT: an abort, with the C++ or glibc reason if one was printed.
+//  8. An exit, or SIGINT, within InterruptWindow of an interrupt the proxy
 //     passed on: the kernel ended on the interrupt.
-//  8. Any other signal.
-//  9. Otherwise the process exited with a code.
+//  9. Any other signal.
+//
+// 10. Otherwise the process exited with a code.
 //
 // A CUDA text that a kernel printed long before it died still counts:
 // give each kernel process a fresh Tail.
@@ -104,6 +111,8 @@ func (d *Diagnosis) cause() Cause {
 		return CauseOutsideKill
 	case e.abnormal() && (d.sign(SignCUDA) != nil || d.Xid != nil):
 		return CauseCUDA
+	case e.abnormal() && d.Evidence.Ceiling > 0 && !d.endedOnInterrupt():
+		return CauseCeiling
 	case e.Signal == syscall.SIGSEGV || e.Signal == syscall.SIGBUS:
 		return CauseSegfault
 	case e.Signal != 0 && d.sign(SignPythonFatal) != nil:

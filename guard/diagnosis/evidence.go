@@ -33,6 +33,10 @@ type Evidence struct {
 	// advice.
 	Unanswered bool
 	Argv       []string
+	// Ceiling is where the guard's allocation ceiling held (the usage past
+	// which allocations fail) when the running cell had taken the kernel
+	// to it; 0 if it had not, or the ceiling is off.
+	Ceiling uint64
 }
 
 // OOMCounter is the cgroup's OOM-kill count (cgroup v1 memory.oom_control

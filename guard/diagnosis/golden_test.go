@@ -161,6 +161,17 @@ func goldenCases(t *testing.T) map[string]Evidence {
 			Cell:    &Cell{ExecutionCount: 5, Code: "out = fast_lib.transform(data)"},
 			Restart: Restart{ByClient: true},
 		},
+		// Deno's V8 at the allocation ceiling, as recorded under a 1 GiB
+		// cgroup: its heap could not grow, and it ended the process.
+		"ceiling-deno": {
+			PID: 19412, Exit: killed(syscall.SIGTRAP),
+			Stderr: stderrOf(t, "deno-heap-ceiling.stderr"),
+			Cell: &Cell{ExecutionCount: 7, Code: "var o = []; while (true) o.push({i: o.length, s: String(o.length)})",
+				Start: 70 << 20, Peak: 990 << 20, Growth: 920 << 20},
+			Memory:  Memory{Limit: gib, LimitSource: "cgroup v1 /jupyter/kernel-1", TreePeak: 990 << 20, TreeLast: 985 << 20},
+			Kernel:  "Deno kernel 2.9.8",
+			Ceiling: 998 << 20,
+		},
 	}
 }
 

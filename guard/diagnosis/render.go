@@ -12,6 +12,7 @@ var causeTitles = map[Cause]string{
 	CauseOOMHost:     "the machine ran out of memory",
 	CauseOutsideKill: "killed by SIGKILL",
 	CauseCUDA:        "CUDA error",
+	CauseCeiling:     "out of memory at the ceiling",
 	CauseSegfault:    "crash",
 	CausePythonFatal: "fatal Python error",
 	CauseAbort:       "abort",
@@ -30,7 +31,7 @@ func render(d *Diagnosis) (string, []string) {
 	}
 	tb = append(tb, wrap(evalue, "", "")...)
 	tb = section(tb, "Evidence:", d.evidenceLines())
-	if d.Cause == CauseOOMCgroup || d.Cause == CauseOOMHost || d.Cause == CauseOutsideKill {
+	if d.Cause == CauseOOMCgroup || d.Cause == CauseOOMHost || d.Cause == CauseOutsideKill || d.Cause == CauseCeiling {
 		tb = section(tb, "Memory:", d.memoryLines())
 	}
 	tb = section(tb, "What to do:", d.advice())

@@ -16,6 +16,7 @@ const (
 	SignCppTerminate SignKind = "c++-terminate"
 	SignGlibc        SignKind = "glibc"
 	SignPythonFatal  SignKind = "python-fatal"
+	SignV8OOM        SignKind = "v8-out-of-memory" // V8 (Deno, Node) could not grow its heap
 )
 
 // OutputSign is a reason for the death that the kernel printed itself.
@@ -36,6 +37,9 @@ var (
 	terminateRe   = regexp.MustCompile(`^terminate called (?:after throwing an instance of '(.*)'|without an active exception|recursively)`)
 	whatRe        = regexp.MustCompile(`^\s*what\(\):\s*(.*)$`)
 	pythonFatalRe = regexp.MustCompile(`^Fatal Python error: (.*)$`)
+	// V8 before it ends the process: "# Fatal process out of memory: …"
+	// (Deno), "FATAL ERROR: … JavaScript heap out of memory" (Node).
+	v8OOMRe = regexp.MustCompile(`Fatal (?:process|JavaScript) out of memory|JavaScript heap out of memory`)
 )
 
 // findSigns reads the kernel's last output lines for the reasons native
@@ -53,6 +57,10 @@ func findSigns(lines []string) []OutputSign {
 	}
 	if s, ok := findPythonFatal(lines); ok {
 		signs = append(signs, s)
+	}
+	if i := lastMatch(lines, v8OOMRe); i >= 0 {
+		msg := strings.TrimSpace(strings.TrimLeft(lines[i], "#"))
+		signs = append(signs, OutputSign{Kind: SignV8OOM, Message: msg, Lines: []string{lines[i]}})
 	}
 	return signs
 }

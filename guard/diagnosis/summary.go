@@ -38,6 +38,13 @@ func (d *Diagnosis) summary() string {
 			what = "The kernel died after a GPU error"
 			why = fmt.Sprintf("NVIDIA Xid %d", d.Xid.Xid)
 		}
+	case CauseCeiling:
+		what = "The kernel ended when jupyter-guard's allocation ceiling refused it memory"
+		if s := d.ceilingReason(); s != nil {
+			why = s.Message
+		} else {
+			why = signalOrCode(ev.Exit)
+		}
 	case CausePythonFatal:
 		what, why = "The kernel stopped on a fatal Python error", d.sign(SignPythonFatal).Message
 	case CauseAbort:
@@ -71,6 +78,24 @@ func (d *Diagnosis) summary() string {
 		s += d.oomRuledOut()
 	}
 	return sentence(s)
+}
+
+// ceilingReason is what the kernel printed as it ended at the ceiling:
+// V8's out-of-memory, an uncaught C++ exception, glibc's complaint.
+func (d *Diagnosis) ceilingReason() *OutputSign {
+	if s := d.sign(SignV8OOM); s != nil {
+		return s
+	}
+	return d.abortReason()
+}
+
+// signalOrCode is how the process ended, for a summary: "SIGTRAP", "exit
+// code 1".
+func signalOrCode(e ExitStatus) string {
+	if e.Signal != 0 {
+		return signalName(e.Signal)
+	}
+	return fmt.Sprintf("exit code %d", e.Code)
 }
 
 // signPhrase names what printed a sign, for "aborted after …".

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/jupyter-guard/jupyter-guard/guard/config"
 	"github.com/jupyter-guard/jupyter-guard/guard/ledger"
@@ -45,30 +46,94 @@ type Facts struct {
 	// Panel: the user's JupyterLab or Notebook 7 has jupyter-guard's
 	// guarded kernels panel, with Resume, Interrupt and Restart.
 	Panel bool
+	// Ceiling is the usage past which an allocation fails (the allocation
+	// ceiling), 0 when it is off. PauseTimeout is how long a pause waits
+	// for an answer while it is armed.
+	Ceiling      uint64
+	PauseTimeout time.Duration
+	// Outside is what counts against the budget and is not the kernel's
+	// (nor the proxy's): other processes under the same limit, page cache.
+	// Freeing memory outside is offered only where there is that much.
+	Outside uint64
+	// Soon: an action follows in the same sample; a warning then says
+	// nothing of what comes next, the action's notice does.
+	Soon bool
+	// RefusalLoses says what a refused allocation costs a kernel that
+	// does not raise an error for it ("this kernel ends when its
+	// JavaScript heap cannot grow"); "" where the kernel lives on with its
+	// variables. The notices say it before the ceiling is reached, and a
+	// pause nobody answers ends with an interrupt then, not a resume.
+	RefusalLoses string
 }
 
-// Warning is posted when the warning threshold is crossed.
+// Warning is posted when the warning threshold is crossed. Its forecast
+// names the line the guard will act at (moved down for the cell's fills),
+// and none when the action comes in the same sample.
 func Warning(f Facts) string {
+	l := []string{
+		"jupyter-guard: memory warning.",
+		"  " + f.usage() + ";",
+		"  " + f.growth() + ".",
+	}
+	if !f.Soon {
+		l = append(l, f.forecast())
+	}
+	if f.Short > 0 {
+		return lines(append(l, f.fillShort()+".", f.lostAnyway())...)
+	}
+	return lines(append(l, f.stopNow())...)
+}
+
+// forecast is what the guard does next if the cell keeps growing.
+func (f Facts) forecast() string {
 	then := map[config.Action]string{
 		config.Pause:     "pause the kernel",
 		config.Interrupt: "interrupt the cell",
 		config.Warn:      "warn again",
 	}[f.Action]
-	l := []string{
-		"jupyter-guard: memory warning.",
-		"  " + f.usage() + ";",
-		"  " + f.growth() + ".",
-		fmt.Sprintf("If it keeps growing, jupyter-guard will %s at %s, before the OOM killer would kill the kernel.", then, size(f.Next)),
-		f.stopNow(),
+	switch {
+	case then == "" || f.Next == 0:
+		return "If it keeps growing, " + f.ceilingHolds() + "."
+	case f.Ceiling > 0 && f.RefusalLoses != "":
+		return fmt.Sprintf("If it keeps growing, jupyter-guard will %s at %s.\n%s", then, size(f.Next), f.ceilingPast())
+	case f.Ceiling > 0 && f.Action != config.Interrupt:
+		return fmt.Sprintf("If it keeps growing, jupyter-guard will %s at %s; past %s an allocation fails (a memory error), and the kernel is kept.",
+			then, size(f.Next), size(f.Ceiling))
 	}
-	if f.Short > 0 {
-		l = append(l[:4], f.fillShort()+".", lostAnyway)
-	}
-	return lines(l...)
+	return fmt.Sprintf("If it keeps growing, jupyter-guard will %s at %s, before the OOM killer would kill the kernel.", then, size(f.Next))
 }
 
-// lostAnyway is what a fill that cannot finish means for the user's choice.
-const lostAnyway = "An interrupt (■) or guardctl resume lets that fill finish first: the OOM killer would kill the kernel, and its variables would be lost."
+// ceilingHolds is what the ceiling does: "an allocation past 998 MiB fails
+// with a memory error (jupyter-guard's ceiling), and the kernel and its
+// variables are kept", or the OOM killer's end without one.
+func (f Facts) ceilingHolds() string {
+	switch {
+	case f.Ceiling == 0:
+		return "the OOM killer will kill the kernel at " + size(f.Budget) + " and its variables will be lost"
+	case f.RefusalLoses != "":
+		return "past " + size(f.Ceiling) + " (jupyter-guard's ceiling) " + f.RefusalLoses + ": its variables are lost"
+	}
+	return "an allocation past " + size(f.Ceiling) + " fails with a memory error (jupyter-guard's ceiling), and the kernel and its variables are kept"
+}
+
+// ceilingPast is what happens past the ceiling, as a sentence.
+func (f Facts) ceilingPast() string {
+	if f.RefusalLoses != "" {
+		return "Past " + size(f.Ceiling) + " " + f.RefusalLoses + ": its variables are lost."
+	}
+	return "Past " + size(f.Ceiling) + " an allocation fails with a memory error, and the kernel and its variables are kept."
+}
+
+// lostAnyway is what a fill that cannot finish means for the user's
+// choice. The ceiling cannot refuse the filling of memory already
+// allocated, but the guard cannot be sure the fill is one (some libraries
+// allocate more than they fill): with the ceiling, it says what it knows.
+func (f Facts) lostAnyway() string {
+	if f.Ceiling > 0 {
+		return "If it fills all of it, the OOM killer ends the kernel whatever is chosen (memory already allocated is not refused); some libraries allocate more than they fill."
+	}
+	return "An interrupt (■) or guardctl resume lets that fill finish first: the OOM killer would kill the kernel, and its variables would be lost."
+}
 
 // Paused is posted once the kernel's processes are stopped. It promises
 // that an interrupt keeps the kernel only if the fill in flight can finish
@@ -85,7 +150,12 @@ func Paused(f Facts) string {
 		return Unsaved(f, head)
 	}
 	resume := "continue anyway; it will not be paused again in this cell, and the OOM killer may kill it."
-	if f.Next > 0 {
+	switch {
+	case f.Ceiling > 0 && f.RefusalLoses != "":
+		resume = "continue; past " + size(f.Ceiling) + " " + f.RefusalLoses + ": its variables are lost."
+	case f.Ceiling > 0:
+		resume = "continue; past " + size(f.Ceiling) + " an allocation fails with a memory error, and the kernel and its variables are kept."
+	case f.Next > 0:
 		resume = "continue anyway; jupyter-guard pauses it again at " + size(f.Next) + "."
 	}
 	interrupt := f.interruptLeaves()
@@ -97,33 +167,43 @@ func Paused(f Facts) string {
 		choose = "Choose one (buttons in the Guarded Kernels panel: Kernel > Show Guarded Kernels, or click Guard in the status bar):"
 		resumeHow, interruptHow = "Resume (the panel, or guardctl resume)", "Interrupt (■, Kernel > Interrupt Kernel, or the panel)"
 	}
-	return lines(
-		head,
-		"  "+f.usage()+";",
-		"  "+f.reached("pause")+".",
-		"Left running, the kernel would be killed by the OOM killer and its variables lost.",
-		choose,
+	l := []string{head, "  " + f.usage() + ";", "  " + f.reached("pause") + "."}
+	if f.Ceiling == 0 {
+		l = append(l, "Left running, the kernel would be killed by the OOM killer and its variables lost.")
+	}
+	l = append(l, choose,
 		"  "+interruptHow+": "+interrupt,
 		"  "+resumeHow+": "+resume,
-		"  Restart the kernel (Kernel > Restart Kernel): gives all its memory back; its variables are lost.",
-	)
+		"  Restart the kernel (Kernel > Restart Kernel): gives all its memory back; its variables are lost.")
+	switch {
+	case f.RefusalLoses != "" && f.InterruptEnds != "": // both end it: the pause waits for the person
+	case f.Ceiling > 0 && f.PauseTimeout > 0 && f.RefusalLoses != "":
+		l = append(l, "Unanswered, jupyter-guard interrupts it in "+units.FormatDuration(f.PauseTimeout)+".")
+	case f.Ceiling > 0 && f.PauseTimeout > 0:
+		l = append(l, "Unanswered, jupyter-guard resumes it in "+units.FormatDuration(f.PauseTimeout)+".")
+	}
+	return lines(l...)
 }
 
 // Unsaved is the pause notice when the fill in flight cannot finish within
 // the budget: the C code filling an array sees an interrupt only when it is
 // done, so no choice keeps the variables unless memory is freed outside the
-// kernel, where the budget counts more than the kernel (cgroup, host).
+// kernel, which is offered only where that much is counted outside it.
 func Unsaved(f Facts, head string) string {
 	l := []string{
 		head,
 		"  " + f.usage() + ";",
 		"  " + f.reached("pause") + ".",
 		f.fillShort() + ".",
-		lostAnyway,
+		f.lostAnyway(),
 		"What can be done:",
-		"  Restart the kernel (Kernel > Restart Kernel): it keeps nothing, but the notebook goes on; run the cell again in smaller pieces.",
 	}
-	if f.Figure != ledger.Tree {
+	if f.Ceiling > 0 {
+		l = append(l, "  Interrupt (■): the cell ends once that fill is done, with the kernel if it fits; or restart the kernel, which keeps nothing.")
+	} else {
+		l = append(l, "  Restart the kernel (Kernel > Restart Kernel): it keeps nothing, but the notebook goes on; run the cell again in smaller pieces.")
+	}
+	if f.Figure != ledger.Tree && f.Outside >= f.Short {
 		l = append(l, "  Or free "+size(f.Short)+" outside this kernel ("+f.outside()+"), then interrupt (■): the kernel and its variables survive.")
 	}
 	return lines(l...)
@@ -146,8 +226,11 @@ func Interrupted(f Facts) string {
 		leaves,
 	}
 	if f.Short > 0 {
-		l = append(l[:3], f.fillShort()+".",
-			"The interrupt lands only once that fill is done: the OOM killer will likely kill the kernel first, and its variables would be lost.")
+		lost := "The interrupt lands only once that fill is done: the OOM killer will likely kill the kernel first, and its variables would be lost."
+		if f.Ceiling > 0 {
+			lost = "The interrupt lands only once that fill is done: " + f.lostAnyway()
+		}
+		l = append(l[:3], f.fillShort()+".", lost)
 	}
 	return lines(l...)
 }
@@ -172,11 +255,15 @@ func (f Facts) outside() string {
 // Alert is posted at the pause threshold when action=warn: nothing will
 // stop the cell.
 func Alert(f Facts) string {
+	then := "At " + size(f.Budget) + " the OOM killer kills the kernel and its variables are lost: interrupt the cell (■) now to keep them."
+	if f.Ceiling > 0 {
+		then = f.ceilingPast() + " Interrupt the cell (■) to stop it sooner."
+	}
 	return lines(
 		"jupyter-guard: memory critical: the kernel is about to run out of memory.",
 		"  "+f.usage()+";",
 		"  "+f.reached("pause")+".",
-		"At "+size(f.Budget)+" the OOM killer kills the kernel and its variables are lost: interrupt the cell (■) now to keep them.",
+		then,
 		"(JUPYTER_GUARD_ACTION=warn: jupyter-guard only warns.)",
 	)
 }
@@ -208,8 +295,10 @@ func Overran(f Facts) string {
 }
 
 // pastPause begins each notice posted when a cell reached the line where
-// the guard acts: Paused (and Unsaved), Interrupted, Alert and Overran.
-var pastPause = []string{"jupyter-guard paused the kernel", "jupyter-guard interrupted this cell", "jupyter-guard: memory critical", overranHead}
+// the guard acts: Paused (and Unsaved), Interrupted, Alert, Overran and
+// Refused (the ceiling's refusal, or the stop near it).
+var pastPause = []string{"jupyter-guard paused the kernel", "jupyter-guard interrupted this cell", "jupyter-guard: memory critical", overranHead,
+	refusedHead, nearHead}
 
 // PastPause says whether a notice's text says its cell reached the line
 // where the guard acts, stopped there or not: a headless run fails on it.
@@ -221,10 +310,28 @@ func PastPause(text string) bool {
 // Resumed is posted when the user lets a paused kernel go on.
 func Resumed(f Facts) string {
 	next := "It will not be paused again in this cell: the OOM killer may kill it at the limit."
-	if f.Next > 0 {
+	switch {
+	case f.Ceiling > 0:
+		next = f.ceilingPast()
+	case f.Next > 0:
 		next = "jupyter-guard pauses it again at " + size(f.Next) + "."
 	}
 	return lines(fmt.Sprintf("jupyter-guard: the kernel was resumed (guardctl resume) at %s of its %s budget.", size(f.Used), size(f.Budget)), next)
+}
+
+// Unanswered is posted when nobody answered a pause within timeout and the
+// guard resumed the kernel itself, the ceiling armed.
+func Unanswered(f Facts, timeout time.Duration) string {
+	return lines(fmt.Sprintf("jupyter-guard resumed the kernel: nobody answered the pause within %s.", units.FormatDuration(timeout)),
+		f.ceilingPast())
+}
+
+// UnansweredInterrupt is posted when nobody answered a pause within
+// timeout in a kernel that a refused allocation would cost its variables:
+// the guard interrupts the cell instead of resuming it.
+func UnansweredInterrupt(timeout time.Duration) string {
+	return lines(fmt.Sprintf("jupyter-guard interrupted this cell: nobody answered the pause within %s,", units.FormatDuration(timeout)),
+		"and at the ceiling this kernel would lose its variables.")
 }
 
 func (f Facts) stopNow() string {

@@ -6,9 +6,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jupyter-guard/jupyter-guard/guard/config"
 	"github.com/jupyter-guard/jupyter-guard/guard/ledger"
+	"github.com/jupyter-guard/jupyter-guard/guard/memerr"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden texts in testdata/guard")
@@ -54,7 +56,11 @@ func TestGolden(t *testing.T) {
 	// One np.ones of 300 MiB started at 900 MiB, paused at the pause line.
 	unsaved := blocks
 	unsaved.Used, unsaved.Growth, unsaved.Line, unsaved.Room = 975*mib, 75*mib, 973*mib, 0
-	unsaved.Fill, unsaved.InFlight, unsaved.Short = 0, 225*mib, 176*mib
+	unsaved.Fill, unsaved.InFlight, unsaved.Short, unsaved.Outside = 0, 225*mib, 176*mib, 300*mib
+	// The CNN: only the proxy shares the cgroup, so nothing can
+	// be freed outside the kernel.
+	unsavedAlone := unsaved
+	unsavedAlone.Outside = 15 * mib
 	unsavedTree := unsaved
 	unsavedTree.Figure, unsavedTree.Source = ledger.Tree, "JUPYTER_GUARD_LIMIT"
 	unsavedInterrupt := unsaved
@@ -81,6 +87,26 @@ func TestGolden(t *testing.T) {
 			t.Errorf("PastPause takes a notice below the pause line:\n%s", text)
 		}
 	}
+	// The allocation ceiling armed: past it an allocation fails instead of
+	// the kernel. It holds at 1.5 GiB less a reserve of 38 MiB.
+	withCeiling := func(f Facts) Facts {
+		f.Ceiling, f.PauseTimeout = 1498*mib, time.Minute
+		return f
+	}
+	// Nobody can answer a pause (nbconvert): no action line, the ceiling
+	// stops the cell.
+	unattended := withCeiling(cgroupFacts)
+	unattended.Action, unattended.Next = "", 0
+	// The warning and the pause in one sample: the warning forecasts
+	// nothing, the pause notice follows.
+	soon := withCeiling(cgroupFacts)
+	soon.Soon = true
+	// Deno: V8 ends the process when its heap cannot grow.
+	deno, denoPaused, denoUnattended := withCeiling(cgroupFacts), withCeiling(paused), unattended
+	const loses = "this kernel (Deno kernel 2.9.8) ends when its JavaScript heap cannot grow"
+	deno.RefusalLoses, denoPaused.RefusalLoses, denoUnattended.RefusalLoses = loses, loses, loses
+	unsavedCeiling := withCeiling(unsavedAlone)
+	unsavedCeiling.Ceiling = 998 * mib
 
 	for name, text := range map[string]string{
 		"warning":                 Warning(cgroupFacts),
@@ -105,6 +131,30 @@ func TestGolden(t *testing.T) {
 		"paused-panel":            Paused(panel),
 		"interrupted-ends-kernel": Interrupted(xeusInterrupted),
 		"overran":                 Overran(overran),
+		"paused-unsaved-alone":    Paused(unsavedAlone),
+		"warning-ceiling":         Warning(withCeiling(cgroupFacts)),
+		"warning-unattended":      Warning(unattended),
+		"warning-soon":            Warning(soon),
+		"paused-ceiling":          Paused(withCeiling(paused)),
+		"paused-ceiling-panel":    Paused(withCeiling(panel)),
+		"paused-unsaved-ceiling":  Paused(unsavedCeiling),
+		"alert-ceiling":           Alert(withCeiling(alert)),
+		"resumed-ceiling":         Resumed(withCeiling(resumed)),
+		"unanswered":              Unanswered(withCeiling(paused), time.Minute),
+		"warning-refusal-ends":    Warning(deno),
+		"warning-unattended-ends": Warning(denoUnattended),
+		"paused-refusal-ends":     Paused(denoPaused),
+		"unanswered-interrupt":    UnansweredInterrupt(time.Minute),
+		"refused-array": Refused(Refusal{Asked: 2 * gib, Left: 842 * mib, Used: 156 * mib, Budget: gib, Ceiling: 998 * mib,
+			Figure: ledger.Tree, Source: "JUPYTER_GUARD_LIMIT", Work: memerr.Array}),
+		"refused-fit": Refused(Refusal{Left: 31 * mib, Used: 1990 * mib, Budget: 2 * gib, Ceiling: 1997 * mib,
+			Figure: ledger.Cgroup, Source: "cgroup v1 /cnn-story", Work: memerr.Fit}),
+		"refused-near": Refused(Refusal{Left: 9 * mib, Used: 985 * mib, Budget: gib, Ceiling: 998 * mib,
+			Figure: ledger.Cgroup, Source: "cgroup v1 /jupyter/kernel-1", Near: true}),
+		"refused-bash": Refused(Refusal{Asked: 934 * mib, Left: 850 * mib, Used: 140 * mib, Budget: gib, Ceiling: 998 * mib,
+			Figure: ledger.Cgroup, Source: "cgroup v1 /jupyter/kernel-1", Work: memerr.Shell}),
+		"refused-r": Refused(Refusal{Asked: 15 * gib / 2, Left: 400 * mib, Used: 100 * mib, Budget: 512 * mib, Ceiling: 499 * mib,
+			Figure: ledger.Tree, Source: "JUPYTER_GUARD_LIMIT", Work: memerr.Vector}),
 	} {
 		t.Run(name, func(t *testing.T) {
 			file := filepath.Join("..", "..", "testdata", "guard", name+".txt")

@@ -40,14 +40,27 @@ type Usage struct {
 	// whatever signal it gets meanwhile. Thread stacks and reserved but
 	// unused heap count too: only growth of it says something.
 	Unfilled uint64
+	// Data is statm's data: the private writable mappings and the main
+	// thread's stack, touched or not. Less the stack (VmStk in status) it
+	// is VmData, what RLIMIT_DATA holds to its limit.
+	Data uint64
 }
 
 // Sum is the memory of pids together. Processes that are gone count zero.
 // The files of processes no longer asked for are closed.
-func (r *RSSReader) Sum(pids []int) (Usage, error) {
+func (r *RSSReader) Sum(pids []int) (Usage, error) { return r.SumEach(pids, nil) }
+
+// SumEach is Sum that also puts each process's own figures in each, which
+// must be as long as pids (or nil): each[i] is pids[i]'s, zero if it is
+// gone. The allocation ceiling follows every process's data from the
+// files the sample reads anyway.
+func (r *RSSReader) SumEach(pids []int, each []Usage) (Usage, error) {
 	r.calls++
 	var total Usage
-	for _, pid := range pids {
+	for i, pid := range pids {
+		if each != nil {
+			each[i] = Usage{}
+		}
 		r.gen[pid] = r.calls
 		f := r.files[pid]
 		if f == nil {
@@ -67,6 +80,10 @@ func (r *RSSReader) Sum(pids []int) (Usage, error) {
 		}
 		total.RSS += u.RSS
 		total.Unfilled += u.Unfilled
+		total.Data += u.Data
+		if each != nil {
+			each[i] = u
+		}
 	}
 	if len(r.files) > len(pids) {
 		r.forget()
@@ -109,5 +126,5 @@ func parseStatm(statm []byte) (Usage, error) {
 	}
 	resident, shared, data := n[1], n[2], n[5]
 	anon := resident - min(resident, shared)
-	return Usage{RSS: resident * pageSize, Unfilled: (data - min(data, anon)) * pageSize}, nil
+	return Usage{RSS: resident * pageSize, Unfilled: (data - min(data, anon)) * pageSize, Data: data * pageSize}, nil
 }

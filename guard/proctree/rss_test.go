@@ -3,6 +3,7 @@ package proctree
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -44,6 +45,23 @@ func TestRSSMatchesTheKernel(t *testing.T) {
 	}
 	if len(r.files) != len(pids) {
 		t.Errorf("%d files open for %d processes", len(r.files), len(pids))
+	}
+	each := make([]Usage, len(pids)+1)
+	all := append(slices.Clone(pids), exitedPID(t))
+	u, err = r.SumEach(all, each)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, pid := range pids {
+		if !near(each[i].RSS, vmRSS(t, pid)) {
+			t.Errorf("each[%d].RSS = %d, VmRSS of pid %d says %d", i, each[i].RSS, pid, vmRSS(t, pid))
+		}
+		if st, _, err := ReadStatus(pid, nil); err != nil || each[i].Data != st.Data+st.Stack {
+			t.Errorf("each[%d].Data = %d; status of pid %d says VmData %d + VmStk %d (%v)", i, each[i].Data, pid, st.Data, st.Stack, err)
+		}
+	}
+	if each[len(pids)] != (Usage{}) || each[0].RSS+each[1].RSS != u.RSS {
+		t.Errorf("each = %+v for %+v: a gone process must read zero and the rest add up", each, u)
 	}
 }
 
@@ -156,7 +174,7 @@ signal.sigwait({signal.SIGUSR1})`)
 func TestParseStatm(t *testing.T) {
 	// 1234 resident of which 567 shared: 667 anonymous of 890 data pages.
 	u, err := parseStatm([]byte("4242 1234 567 1 0 890 0\n"))
-	if want := (Usage{RSS: 1234 * pageSize, Unfilled: 223 * pageSize}); u != want || err != nil {
+	if want := (Usage{RSS: 1234 * pageSize, Unfilled: 223 * pageSize, Data: 890 * pageSize}); u != want || err != nil {
 		t.Errorf("parseStatm = %+v, %v; want %+v", u, err, want)
 	}
 	// More anonymous pages than data (a big stack touched): nothing unfilled.

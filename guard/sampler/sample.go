@@ -1,6 +1,7 @@
 package sampler
 
 import (
+	"slices"
 	"time"
 
 	"github.com/jupyter-guard/jupyter-guard/guard/cgroup"
@@ -40,6 +41,10 @@ type Sample struct {
 	// Unfilled is what Pids have mapped to write and not yet touched (see
 	// proctree.Usage): its growth in a cell is the fill in flight.
 	Unfilled uint64
+	// Each is each of Pids' own figures, in the same order (zero for one
+	// that is gone): the allocation ceiling follows each process. It is
+	// valid until the handler returns.
+	Each []proctree.Usage
 	// Cgroup is the kernel's memory cgroup's usage; HasCgroup says whether
 	// it was read. Unless the guard decides on it, it may be up to
 	// otherMaxAge older than Time.
@@ -108,6 +113,7 @@ func (k *kept[T]) update(every bool, now time.Time, read func() (T, error)) erro
 type files struct {
 	meminfo, loadavg *procfile.File
 	rss              *proctree.RSSReader
+	each             []proctree.Usage    // Sample.Each's storage
 	usage            *cgroup.UsageReader // of target of, nil if it has no cgroup
 	of               *target
 }
@@ -157,11 +163,12 @@ func (s *Sampler) measure(t *target, why Wake, f *files) Sample {
 		}
 	}
 	smp := Sample{Time: now, Root: t.root, Pids: t.pids, GPU: t.gpu, Woken: why}
-	tree, err := f.rss.Sum(t.pids)
+	f.each = slices.Grow(f.each[:0], len(t.pids))[:len(t.pids)]
+	tree, err := f.rss.SumEach(t.pids, f.each)
 	if err != nil {
 		t.complain(s.log, "measure the tree's RSS", err)
 	}
-	smp.Tree, smp.Unfilled = tree.RSS, tree.Unfilled
+	smp.Tree, smp.Unfilled, smp.Each = tree.RSS, tree.Unfilled, f.each
 	if usage := f.usageOf(t); usage != nil {
 		t.complain(s.log, "read the cgroup's usage", t.cgroup.update(t.on == ledger.Cgroup, now, usage.Read))
 		smp.Cgroup, smp.HasCgroup = t.cgroup.v, !t.cgroup.at.IsZero()

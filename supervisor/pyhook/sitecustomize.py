@@ -1,12 +1,14 @@
-"""jupyter-guard: send faulthandler's crash report to the proxy, and keep
-ipykernel off tcp.
+"""jupyter-guard: send faulthandler's crash report to the proxy, keep
+ipykernel off tcp, and end a cell that heads for the memory ceiling.
 
 ipykernel points fd 2 at a pipe that a thread inside the kernel reads, so a
 crash kills the reader and the Python stack faulthandler writes there is
 lost. The proxy hands the kernel a pipe of its own (JUPYTER_GUARD_FAULT_FD)
 and this hook points faulthandler at it. It moves ipykernel's IOPub pipe
-onto a unix socket (JUPYTER_GUARD_IOPUB_PIPE). Then it runs the
-sitecustomize it shadows, if there is one.
+onto a unix socket (JUPYTER_GUARD_IOPUB_PIPE). It raises MemoryError in
+the running cell when the guard signals that the cell's process is about
+to reach its allocation ceiling (JUPYTER_GUARD_NEAR_SIGNAL). Then it runs
+the sitecustomize it shadows, if there is one.
 """
 
 import os
@@ -92,6 +94,43 @@ def _patch_iopub_pipe(iostream, endpoint):
     cls._setup_pipe_in, cls._setup_pipe_out = _setup_pipe_in, _setup_pipe_out
 
 
+def _raise_memory_error_near_the_ceiling():
+    """At its ceiling (RLIMIT_DATA) every allocation fails, the error
+    path's too: a cell growing by small objects then fails to format its
+    traceback or to send its reply, and ipykernel drops the cell. The guard
+    sends this signal while the process still has room below its line:
+    the cell ends with MemoryError, and the room is there to report it.
+    Only a cell's own code is stopped (a signal handler runs in the main
+    thread, between bytecodes): a signal that lands while the kernel runs
+    its own code, between cells, is ignored."""
+    sig = os.environ.pop("JUPYTER_GUARD_NEAR_SIGNAL", "")
+    if not sig.isdigit():
+        return
+    import re
+    import signal
+
+    # ipykernel's cell files (/tmp/ipykernel_PID/HASH.py), xeus-python's,
+    # IPython's own; not ipykernel_launcher.py, at the bottom of the stack.
+    cell_file = re.compile(r"[/\\](?:ipykernel|xpython)_\d+[/\\]|^<ipython-input-")
+
+    def in_cell(frame):
+        while frame is not None:
+            if cell_file.search(frame.f_code.co_filename):
+                return True
+            frame = frame.f_back
+        return False
+
+    def near(signum, frame):
+        if in_cell(frame):
+            raise MemoryError("jupyter-guard: this cell was about to reach the kernel's memory ceiling, "
+                              "where no allocation succeeds (see the note below)")
+
+    try:
+        signal.signal(int(sig), near)
+    except (ValueError, OSError):
+        pass  # not the main thread, or no such signal: the guard's lift is what is left
+
+
 def _restore_environment():
     """The kernel's own subprocesses (a !pip, a multiprocessing worker, a
     script the notebook runs) must not load this hook nor inherit the
@@ -125,5 +164,6 @@ def _run_shadowed_sitecustomize():
 
 _point_faulthandler_at_the_proxy()
 _iopub_pipe_on_a_unix_socket()
+_raise_memory_error_near_the_ceiling()
 _restore_environment()
 _run_shadowed_sitecustomize()

@@ -120,6 +120,21 @@ func (f *Frontend) Finish(t testing.TB, id, word string) []string {
 	return out
 }
 
+// End waits for the command to end however it ends (done, interrupted,
+// memory error), reports the cell idle as Finish does, and returns the
+// line.
+func (f *Frontend) End(t testing.TB, id string) []string {
+	t.Helper()
+	for line := range f.P.Lines() {
+		if len(line) > 0 && (line[0] == "done" || line[0] == "interrupted" || line[0] == "memory") {
+			f.G.CellFinished(id)
+			return line
+		}
+	}
+	t.Fatalf("grow.py ended while cell %s ran", id)
+	return nil
+}
+
 // Ledger returns the guard's record of cell id.
 func (f *Frontend) Ledger(id string) (ledger.Cell, bool) {
 	for _, c := range f.G.Cells() {
@@ -145,7 +160,7 @@ func (f *Frontend) Next(t testing.TB, id, want string) Stream {
 			}
 			return s
 		case line, ok := <-f.P.Lines():
-			if !ok || len(line) > 0 && (line[0] == "done" || line[0] == "interrupted") {
+			if !ok || len(line) > 0 && (line[0] == "done" || line[0] == "interrupted" || line[0] == "memory") {
 				t.Fatalf("the cell ended (%v) while a notice with %q was awaited", line, want)
 			}
 		}

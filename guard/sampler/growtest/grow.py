@@ -2,7 +2,9 @@
 
 It reads one command a line on stdin and answers on stdout; SIGINT ends the
 running command with "interrupted" and the process lives on, holding what it
-held, as a kernel keeps its variables after an interrupted cell.
+held, as a kernel keeps its variables after an interrupted cell. An
+allocation refused (the guard's ceiling) ends it with "memory error", the
+process living on the same way.
 
   grow STEP_MIB EVERY_MS UPTO_MIB   add STEP_MIB blocks, one every EVERY_MS
                                     (0: as fast as it can; fractions are
@@ -121,6 +123,8 @@ def main():
             run(cmd, args)
         except KeyboardInterrupt:
             print("interrupted", held_mib(), flush=True)
+        except MemoryError:
+            print("memory error", held_mib(), flush=True)
 
 
 if __name__ == "__main__":

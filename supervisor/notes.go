@@ -1,0 +1,99 @@
+package supervisor
+
+import (
+	"encoding/json"
+	"strings"
+	"sync"
+	"time"
+)
+
+// cellNotes are the notes the proxy posts under a cell that ran into
+// something: out of GPU memory, GPU software that would not start, the
+// allocation ceiling. One of each kind per cell, written off the
+// forwarding path (they measure, read NVML, ask the other proxies), after
+// the error they explain; the cell's idle waits for them.
+type cellNotes struct {
+	mu      sync.Mutex
+	pending map[string]chan struct{} // by noteKey; closed when posted
+}
+
+// noteWait bounds how long a cell's idle waits for its notes, which take a
+// few milliseconds unless another proxy is slow to answer: what is posted
+// after the idle never shows in the cell.
+const noteWait = 2 * time.Second
+
+func noteKey(id, kind string) string { return id + "\x00" + kind }
+
+// postNote writes the note of kind for cell id, whose request header is
+// parent, with write, in the background; once: the traceback and the
+// error output tell the same story. It returns at once.
+func (s *Supervisor) postNote(id, kind string, parent []byte, write func() (string, bool)) {
+	n := &s.notes
+	n.mu.Lock()
+	key := noteKey(id, kind)
+	if _, noted := n.pending[key]; noted {
+		n.mu.Unlock()
+		return
+	}
+	done := make(chan struct{})
+	if n.pending == nil {
+		n.pending = map[string]chan struct{}{}
+	}
+	n.pending[key] = done
+	n.mu.Unlock()
+	go func() {
+		defer close(done)
+		if text, ok := write(); ok {
+			if err := s.proxy.Stream(parent, "stderr", text); err != nil {
+				s.cfg.Log.Printf("post the %s note: %v", kind, err)
+			}
+		}
+	}()
+}
+
+// awaitNotes waits, at most noteWait in all, for the notes of cell id
+// being written, and forgets them.
+func (s *Supervisor) awaitNotes(id string) {
+	n := &s.notes
+	n.mu.Lock()
+	var waits []chan struct{}
+	for key, done := range n.pending {
+		if strings.HasPrefix(key, id+"\x00") {
+			waits = append(waits, done)
+			delete(n.pending, key)
+		}
+	}
+	n.mu.Unlock()
+	if len(waits) == 0 {
+		return
+	}
+	t := time.NewTimer(noteWait)
+	defer t.Stop()
+	for _, done := range waits {
+		select {
+		case <-done:
+		case <-t.C:
+			s.cfg.Log.Printf("a note for cell %s came too late for the cell", id)
+			return
+		}
+	}
+}
+
+// cellError is an error output's content: what the notes are found in.
+type cellError struct {
+	Ename, Evalue string
+	Traceback     []string
+}
+
+// text is "ename: evalue", which the GPU frameworks' messages are
+// matched on.
+func (e cellError) text() string { return e.Ename + ": " + e.Evalue }
+
+// decodeError decodes an error output on the forwarding path: ones over
+// maxErrorSize (a traceback of a deep recursion, in full) are left alone.
+func decodeError(content []byte) (cellError, bool) {
+	var e cellError
+	return e, len(content) <= maxErrorSize && json.Unmarshal(content, &e) == nil
+}
+
+const maxErrorSize = 256 << 10
