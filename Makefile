@@ -185,7 +185,7 @@ COVER_BIN := $(CURDIR)/bin/guardctl-cover
 # The tests that boot the user-mode-linux guest: they spend their time
 # waiting on its one slow CPU (it fills memory at 9-130 MiB/s), so make
 # test runs them beside the e2e stories, not in the pytest run's line.
-GUEST_TESTS := tests/test_cgroup_v2.py tests/test_headroom_v2.py
+GUEST_TESTS := tests/test_cgroup_v2.py tests/test_headroom_v2.py tests/test_ceiling_v2.py
 # The packages whose combined coverage the summary shows: the proxy and the
 # supervisor are driven almost only through the binary.
 COVER_KEY := github.com/jupyter-guard/jupyter-guard/proxy,github.com/jupyter-guard/jupyter-guard/supervisor

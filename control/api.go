@@ -65,10 +65,16 @@ type Memory struct {
 	Budget uint64  `json:"budget_bytes"`
 	Share  float64 `json:"share"` // used / budget, 0..1+
 	// Warn and Pause are the lines on Used: the guard warns in the cell at
-	// the first and takes Action at the second.
+	// the first and takes Action at the second: pause, interrupt, warn, or
+	// none where nobody can answer a pause and the ceiling stops the cell.
 	Warn   uint64 `json:"warn_bytes"`
 	Pause  uint64 `json:"pause_bytes"`
 	Action string `json:"action"`
+	// Ceiling is the usage past which the kernel's allocations fail (the
+	// allocation ceiling), 0 when it is off. Headless says nobody can
+	// answer a pause, so none is made (JUPYTER_GUARD_HEADLESS).
+	Ceiling  uint64 `json:"ceiling_bytes,omitempty"`
+	Headless bool   `json:"headless,omitempty"`
 	// LimitSource says where the budget comes from ("cgroup v1 /a/b",
 	// "80% of MEM_LIMIT"); BudgetFrom says it in a word: JUPYTER_GUARD_LIMIT,
 	// MEM_LIMIT, cgroup or host.

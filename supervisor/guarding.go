@@ -191,8 +191,8 @@ const (
 // memoryState is the kernel's memory against its budget, for guardctl.
 func (s *Supervisor) memoryState() (control.Memory, *control.Cell) {
 	b := s.guard.Budget()
-	st := control.Memory{Budget: b.Limit, Warn: b.Warn, Pause: b.Pause, Action: string(b.Action),
-		LimitSource: b.Source, BudgetFrom: b.From}
+	st := control.Memory{Budget: b.Limit, Warn: b.Warn, Pause: b.Pause, Action: actionOf(b),
+		Ceiling: b.Ceiling(), Headless: b.Unattended, LimitSource: b.Source, BudgetFrom: b.From}
 	if b.Figure == ledger.Host {
 		st.LimitUnseen = b.Detected.Unseen
 	}
@@ -293,4 +293,14 @@ func (s *Supervisor) running() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.ready && (s.busy || len(s.cells) > 0)
+}
+
+// actionOf is the action the guard takes at the pause line, as decide
+// takes it: "none" where the ceiling stops a cell nobody can answer a
+// pause in.
+func actionOf(b decide.Budget) string {
+	if a := decide.Action(b); a != "" {
+		return string(a)
+	}
+	return "none"
 }

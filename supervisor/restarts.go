@@ -23,6 +23,20 @@ func restartsOf(r config.Restart) config.Restart {
 	return config.RestartClient
 }
 
+// headless resolves config.HeadlessAuto: a person can answer a pause in a
+// notebook or console that a Jupyter server started the kernel for (it
+// sets JPY_SESSION_NAME); nbclient, papermill and nbconvert have nobody
+// to. Unlike restartsOf it takes a client run from a notebook's cell,
+// which inherits the variable, for attended: a pause there that nobody
+// answers ends after --pause-timeout, at the ceiling, rather than a
+// person's pause being taken away.
+func headless(h config.Headless) bool {
+	if h != config.HeadlessAuto {
+		return h == config.HeadlessOn
+	}
+	return os.Getenv("JPY_SESSION_NAME") == ""
+}
+
 // startedByServer tells whether the proxy's parent is a Jupyter server
 // that started it for a notebook: jupyter_server gives each kernel of a
 // session JPY_SESSION_NAME, the notebook's path, which the server's own

@@ -119,7 +119,7 @@ func Run(cfg Config) error {
 	// jupyter-guard's server extension sets this in the Jupyter server's
 	// environment, which the kernels it starts inherit.
 	g.SetPanel(os.Getenv("JUPYTER_GUARD_PANEL") != "")
-	g.SetUnattended(unattended())
+	g.SetUnattended(headless(cfg.Guard.Headless))
 	// The first usage_request then has the host's CPU use since now to
 	// report, not nothing (psutil's first cpu_percent() is meaningless).
 	if _, err := s.cpu.Host(); err != nil {
@@ -221,16 +221,6 @@ func (s *Supervisor) announce() {
 		s.cfg.Debug.Printf("memory guard: no GPU memory is measured: %s", why)
 	}
 }
-
-// unattended says nobody can answer a pause: the kernel was not started by
-// a Jupyter server for a notebook or console. jupyter_server sets
-// JPY_SESSION_NAME (to the notebook's path) for the kernels it starts for
-// a session; nbclient (nbconvert, papermill) does not, and guardctl run
-// sets it empty. JUPYTER_GUARD_PANEL, which jupyter-guard's server
-// extension puts in the server's own environment, would not do: every
-// terminal of that JupyterLab inherits it, and an nbconvert run there
-// has nobody to answer a pause either.
-func unattended() bool { return os.Getenv("JPY_SESSION_NAME") == "" }
 
 // runChild starts one child, listening in sockDir ("": on tcp), and serves
 // it until it exits. It reports whether the proxy should stop.

@@ -19,7 +19,6 @@ test fails with every repetition that went wrong."""
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import time
 
@@ -29,9 +28,8 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
 from conftest import KERNEL_ENVS, REPO
-from guest import need_guest, run_in_v2
-from support import NEAR, REFUSED, WARNING, MemoryCgroup, as_jupyter_starts_it, headless, stderr_of
-from test_memory_guard import CLIENT_PYTHON, DRIVER, drive
+from support import NEAR, REFUSED, MemoryCgroup, headless, stderr_of
+from test_memory_guard import drive
 
 MiB = 1 << 20
 LIMIT = 1024 * MiB
@@ -197,53 +195,3 @@ def test_a_headless_run_fails_at_the_cell_instead_of_waiting(kenv, kernelspecs, 
             assert [o["ename"] for o in cell.outputs if o["output_type"] == "error"] == ["MemoryError"], cell.outputs
             assert REFUSED in stderr_of(cell) or NEAR in stderr_of(cell), stderr_of(cell)
     assert took < 30, f"the run took {took:.0f} s"
-
-
-def test_guardctl_run_fails_whatever_the_timing_and_says_why(guardctl, kernelspecs, tmp_path):
-    """Issue 29: `guardctl run --limit 400MiB testdata/demo/grow.ipynb`
-    fails at cell [3], whose 700 MiB the ceiling refuses at once (no race
-    with a sample), and the terminal shows the guard's note."""
-    for i in range(3):
-        with as_jupyter_starts_it():
-            r = subprocess.run([str(guardctl), "run", "--kernel", KERNEL_ENVS[0].id, "--limit", "400MiB", "-o",
-                                str(tmp_path / f"grow{i}.out.ipynb"), str(REPO / "testdata" / "demo" / "grow.ipynb")],
-                               capture_output=True, text=True, timeout=300)
-        print(f"--- run {i}: exit {r.returncode}\n{r.stderr[-3000:]}")
-        assert r.returncode == 1, r.stderr
-        assert re.search(r"cell 4 \(id \w+\) of \S*grow\.ipynb raised MemoryError", r.stderr), r.stderr
-        assert REFUSED in r.stderr, r.stderr
-        assert WARNING not in r.stderr  # refused at once, below the warning line
-
-
-# ----------------------------------------------------------- cgroup v2
-
-V2_LIMIT = 512 * MiB
-V2_REPS = 5
-V2_SECONDS = 300  # the guest's time limit for the driver; the test's is a minute more
-
-
-@pytest.mark.timeout(V2_SECONDS + 60)
-def test_the_three_end_by_themselves_on_cgroup_v2(kernelspecs, jupyter_dirs, guardctl, tmp_path):
-    """The same three cells on a real cgroup v2 memory controller (the
-    user-mode-linux guest, memory.max 512 MiB, one CPU, memory filled at
-    30-130 MiB/s): np.ones of 2 GiB, 64 MiB blocks under action=warn, and
-    the blocks in a Pool(1) worker, 5 of each in one session, nobody to
-    answer a pause."""
-    need_guest()
-    kenv = KERNEL_ENVS[0]
-    log = tmp_path / "v2.log"
-    cfg = {"kernel": kenv.guarded, "cgroup": "/sys/fs/cgroup/job", "v2": True, "log": str(log),
-           "scenario": ["one-big", "fast-uninterrupted", "pool"], "reps": V2_REPS, "prefill": 128, "after": True}
-    started = time.monotonic()
-    with headless(JUPYTER_GUARD_ACTION="warn"):
-        r = run_in_v2(["-m", str(V2_LIMIT), "-t", str(V2_SECONDS)], [str(CLIENT_PYTHON), str(DRIVER), json.dumps(cfg)],
-                      workdir=tmp_path, shown=[jupyter_dirs["JUPYTER_DATA_DIR"].parent, guardctl.parent],
-                      timeout=V2_SECONDS + 60)
-    kernel_log = log.read_text(errors="replace") if log.exists() else ""
-    assert r.returncode == 0, (f"the guest run failed ({r.returncode}): {r.stderr[-5000:]}\n{r.stdout[-2000:]}"
-                               f"\n--- the kernel's log:\n{kernel_log[-5000:]}")
-    out = json.loads(r.stdout.splitlines()[-1])
-    out["log"], out["limit"] = kernel_log, V2_LIMIT
-    print(f"the guest's run took {time.monotonic() - started:.0f} s")
-    assert len(out["reps"]) == 3 * V2_REPS, out
-    verdict(out, ended_at_the_ceiling)

@@ -33,7 +33,7 @@ import pytest
 from jupyter_core.paths import jupyter_runtime_dir
 
 from conftest import KERNEL_ENVS, REPO, Kernel
-from support import (EXEC_TIMEOUT, START_TIMEOUT, Proc, as_jupyter_starts_it, check_grow_demo, collect, collect_all,
+from support import (EXEC_TIMEOUT, REFUSED, START_TIMEOUT, WARNING, Proc, as_jupyter_starts_it, check_grow_demo, collect, collect_all,
                      missing, near, read_all, read_until_stream, tree, tree_rss, wait_until)
 
 MiB = 1 << 20
@@ -750,15 +750,19 @@ def test_run_grow_prints_the_grower_on_top(gctl, kernelspecs, tmp_path):
 
 
 @pytest.mark.timeout(900)
+@pytest.mark.parametrize("ceiling", ["on", "off"], ids=["ceiling", "no-ceiling"])
 @pytest.mark.parametrize("burners", [0, 2], ids=["idle", "beside-two-cpu-burners"])
-def test_run_fails_when_a_cell_goes_past_the_line_faster_than_the_guard(gctl, kernelspecs, tmp_path, burners):
+def test_run_fails_when_a_cell_goes_past_the_line_faster_than_the_guard(gctl, kernelspecs, tmp_path, monkeypatch, burners, ceiling):
     """Issue 29: `guardctl run --limit 400MiB grow.ipynb`. Cell [3] fills
     700 MiB in one step, faster than the guard looks; however the timing
     falls, the run fails at that cell and the terminal shows the guard's
-    notice: the interrupt's when a sample caught the fill (the cell raised
-    KeyboardInterrupt, or ended before it landed), the late notice when
-    only the cell's end measurement saw it. Three runs each
-    (JUPYTER_GUARD_TEST_REPS=20 for the issue's count)."""
+    notice. With the ceiling (issue 28) the allocation is refused at once:
+    MemoryError and the refusal's note. Without it, the interrupt's notice
+    when a sample caught the fill (the cell raised KeyboardInterrupt, or
+    ended before it landed), the late notice when only the cell's end
+    measurement saw it. Three runs each (JUPYTER_GUARD_TEST_REPS=20 for the
+    issue's count)."""
+    monkeypatch.setenv("JUPYTER_GUARD_CEILING", ceiling)
     loops = [subprocess.Popen(["python3", "-c", "while True: pass"]) for _ in range(burners)]
     try:
         for i in range(int(os.environ.get("JUPYTER_GUARD_TEST_REPS", 3))):
@@ -766,9 +770,14 @@ def test_run_fails_when_a_cell_goes_past_the_line_faster_than_the_guard(gctl, ke
             r = run_notebook(gctl, DEMO / "grow.ipynb", out, "--limit", "400MiB")
             assert r.returncode == 1, r.stderr
             told = r.stderr[r.stderr.index("guardctl run: cell 4 "):]
-            assert re.match(r"guardctl run: cell 4 \(id \w+\) of \S+grow\.ipynb (raised KeyboardInterrupt|reached the line where the guard acts)", told), told
-            assert re.search(r"^jupyter-guard interrupted this cell|^jupyter-guard: this cell took the kernel past the interrupt line \(380 MiB\)",
-                             told, re.M), told
+            if ceiling == "on":
+                assert re.match(r"guardctl run: cell 4 \(id \w+\) of \S+grow\.ipynb raised MemoryError", told), told
+                assert re.search(f"^{re.escape(REFUSED)}", told, re.M), told
+                assert WARNING not in told  # refused at once, below the warning line
+            else:
+                assert re.match(r"guardctl run: cell 4 \(id \w+\) of \S+grow\.ipynb (raised KeyboardInterrupt|reached the line where the guard acts)", told), told
+                assert re.search(r"^jupyter-guard interrupted this cell|^jupyter-guard: this cell took the kernel past the interrupt line \(380 MiB\)",
+                                 told, re.M), told
             # The rest of the notebook did not run, and what ran is saved.
             cells = nbformat.read(out, as_version=4).cells
             assert cells[4].get("execution_count") is None and cells[3]["execution_count"] == 3, cells

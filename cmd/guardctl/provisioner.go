@@ -85,10 +85,11 @@ func guardedLaunch(req launchRequest, getenv func(string) string) (launchReply, 
 	if err != nil {
 		return launchReply{}, err
 	}
-	if req.Headless && optionValue(options, "action") == "" {
-		if action := headlessAction("", getenv); action != "" {
-			options = append(options, "--action="+action)
-		}
+	// The provisioner knows what the guard would have to guess: whether
+	// anyone is there to answer a pause (jupyter console sets nothing that
+	// tells it from nbclient).
+	if optionValue(options, "headless") == "" && getenv("JUPYTER_GUARD_HEADLESS") == "" {
+		options = append(options, "--headless="+map[bool]string{true: "on", false: "off"}[req.Headless])
 	}
 	// The kernel's environment, under the options, as guardctl kernel will
 	// load it.
@@ -106,19 +107,6 @@ func guardedLaunch(req launchRequest, getenv func(string) string) (launchReply, 
 		return launchReply{}, err
 	}
 	return launchReply{Argv: kernelspec.Shelled(kernelspec.LaunchArgv(guardctl, req.ConnectionFile, spec.Interrupt(), req.ResourceDir, options, req.Argv))}, nil
-}
-
-// headlessAction is the action of a kernel nobody watches (guardctl run,
-// and the provisioner under nbclient, nbconvert or papermill): interrupt,
-// unless an action was chosen (the argument, or JUPYTER_GUARD_ACTION). A
-// paused kernel would wait for a person who is not there until the run's
-// timeout, if it has one; interrupted, the run fails at the cell with the
-// notice. "" when the chosen action stands.
-func headlessAction(chosen string, getenv func(string) string) string {
-	if chosen == "" && getenv("JUPYTER_GUARD_ACTION") == "" {
-		return "interrupt"
-	}
-	return chosen
 }
 
 // optionValue is the value of --name=value among options.

@@ -39,9 +39,11 @@ func TestKernelArgvIsTheWrappedSpecs(t *testing.T) {
 	}
 	// The wrapped spec's guardctl command (after its /bin/sh fallback) with
 	// the file Jupyter fills {connection_file} with, and the kernel's argv
-	// as Jupyter formatted it.
+	// as Jupyter formatted it; and what the provisioner knows beside: a
+	// person is there (TestKernelArgvHeadless).
 	want := slices.Clone(wrapped.Argv[slices.Index(wrapped.Argv, self) : slices.Index(wrapped.Argv, "--")+1])
 	want[slices.Index(want, "{connection_file}")] = "/run/kernel-1.json"
+	want = slices.Insert(want, len(want)-1, "--headless=off")
 	want = append(want, "/venv/bin/python", "-m", "ipykernel_launcher", "-f", "/run/kernel-1.json")
 	if !slices.Equal(got.Argv[3:], want) || got.Argv[0] != "/bin/sh" {
 		t.Errorf("argv\n got %q\nwant /bin/sh -c SCRIPT %q", got.Argv, want)
@@ -56,10 +58,12 @@ func TestKernelArgvHeadless(t *testing.T) {
 		env  map[string]string
 		want []string // the options between --resource-dir DIR and --
 	}{
-		{"nobody there: interrupt", plain, nil, []string{"--action=interrupt"}},
-		{"the environment chose", plain, map[string]string{"JUPYTER_GUARD_ACTION": "pause"}, nil},
-		{"the kernelspec chose", `{"argv": ["k"], "metadata": {"kernel_provisioner": {"provisioner_name": "jupyter-guard", "config": {"action": "warn"}}}}`,
-			nil, []string{"--action=warn"}},
+		{"nobody there", plain, nil, []string{"--headless=on"}},
+		{"the environment chose", plain, map[string]string{"JUPYTER_GUARD_HEADLESS": "off"}, nil},
+		{"the kernelspec chose", `{"argv": ["k"], "metadata": {"kernel_provisioner": {"provisioner_name": "jupyter-guard", "config": {"headless": "off"}}}}`,
+			nil, []string{"--headless=off"}},
+		{"an action leaves it be", `{"argv": ["k"], "metadata": {"kernel_provisioner": {"provisioner_name": "jupyter-guard", "config": {"action": "warn"}}}}`,
+			nil, []string{"--action=warn", "--headless=on"}},
 	} {
 		got, err := launch(t, tc.spec, true, tc.env)
 		if err != nil {
@@ -70,8 +74,9 @@ func TestKernelArgvHeadless(t *testing.T) {
 			t.Errorf("%s: options %q, want %q", tc.name, opts, tc.want)
 		}
 	}
+	// A Jupyter server's or jupyter console's: a person can answer.
 	got, err := launch(t, plain, false, nil)
-	if err != nil || got.Argv[slices.Index(got.Argv, "--resource-dir")+2] != "--" {
+	if err != nil || !slices.Equal(got.Argv[slices.Index(got.Argv, "--resource-dir")+2:slices.Index(got.Argv, "--")], []string{"--headless=off"}) {
 		t.Errorf("a Jupyter server's kernel got options: %q, %v", got.Argv, err)
 	}
 }

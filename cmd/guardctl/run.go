@@ -57,7 +57,7 @@ func parseRunArgs(args []string) (runOptions, error) {
 	cl := newCmdline("run", "NOTEBOOK.ipynb", "Executes a notebook headlessly under the guard, as jupyter nbconvert --execute does, prints each cell's memory and writes the executed notebook. Exit status: 0 when every cell ran, 1 when a cell raised, the kernel died or a cell reached the line where the guard acts (stopped there or not), 2 for a mistake on the command line, 130 when interrupted.", 1, 1)
 	cl.StringVar(&o.kernel, "kernel", "", "kernelspec `NAME` (default: the notebook's own); NAME-guarded is used when installed, else NAME is guarded on the fly")
 	cl.StringVar(&o.limit, "limit", "", "the kernel's memory budget: a `SIZE` (4GiB) or a share of the detected limit (80%); sets JUPYTER_GUARD_LIMIT")
-	cl.StringVar(&o.action, "action", "", "what the guard does near the limit: `ACTION`, one of pause, interrupt or warn; sets JUPYTER_GUARD_ACTION (default: interrupt, as nobody can answer a pause)")
+	cl.StringVar(&o.action, "action", "", "what the guard does near the limit: `ACTION`, one of pause, interrupt or warn; sets JUPYTER_GUARD_ACTION (by default nobody is there to answer a pause, so none is made: the allocation ceiling stops the cell with MemoryError, or, with JUPYTER_GUARD_CEILING=off, an interrupt)")
 	cl.StringVar(&o.output, "o", "", "write the executed notebook to `OUT.ipynb` (default: NOTEBOOK.out.ipynb)")
 	cl.alias("o", "output")
 	cl.DurationVar(&o.timeout, "timeout", 10*time.Minute, "the longest one cell may run; 0 for no limit")
@@ -119,19 +119,21 @@ func defaultOutput(input string) string {
 }
 
 // guardEnv passes --limit and --action to the guard in the kernel's
-// environment, where guardctl kernel reads its settings. Without either
-// --action or JUPYTER_GUARD_ACTION the action is interrupt: headless,
-// nobody can interrupt or resume a paused kernel, and the run would hang
-// until its timeout instead of failing at the cell with the notice. An
-// empty JPY_SESSION_NAME tells the guard so, whatever the run inherited
-// (run from a notebook's cell, it has the notebook's).
+// environment, where guardctl kernel reads its settings, and tells it the
+// run is headless: nobody can resume a paused kernel, so none is paused;
+// the ceiling (or, with it off, an interrupt) stops a cell that outgrows
+// its budget, and the run fails there with the notice instead of hanging
+// until its timeout.
 func guardEnv(o runOptions, getenv func(string) string) []string {
-	env := []string{"JPY_SESSION_NAME="}
+	var env []string
+	if getenv("JUPYTER_GUARD_HEADLESS") == "" {
+		env = append(env, "JUPYTER_GUARD_HEADLESS=on")
+	}
 	if o.limit != "" {
 		env = append(env, "JUPYTER_GUARD_LIMIT="+o.limit)
 	}
-	if action := headlessAction(o.action, getenv); action != "" {
-		env = append(env, "JUPYTER_GUARD_ACTION="+action)
+	if o.action != "" {
+		env = append(env, "JUPYTER_GUARD_ACTION="+o.action)
 	}
 	// guardctl run reads the guard's KernelDied itself: the proxy restarts
 	// a dead kernel in place, as under a Jupyter server.
@@ -390,8 +392,22 @@ func (l *ledger) announce(w io.Writer) {
 		return
 	}
 	m := st.Memory
-	fmt.Fprintf(w, "guardctl run: budget %s from %s: warn at %s, pause at %s, measured on %s; action %s\n",
-		units.FormatBytes(m.Budget), m.LimitSource, units.FormatBytes(m.Warn), units.FormatBytes(m.Pause), measuredOn(m), m.Action)
+	fmt.Fprintf(w, "guardctl run: budget %s from %s: warn at %s, %s, measured on %s\n",
+		units.FormatBytes(m.Budget), m.LimitSource, units.FormatBytes(m.Warn), stops(m), measuredOn(m))
+}
+
+// stops says where the guard stops a cell: nobody is there to answer a
+// pause, so none is made; the ceiling refuses what does not fit, or, with
+// it off, the cell is interrupted at the pause line.
+func stops(m control.Memory) string {
+	if m.Action == "none" {
+		return fmt.Sprintf("allocations fail past %s (the ceiling; no pause, nobody is there to answer it)", units.FormatBytes(m.Ceiling))
+	}
+	s := fmt.Sprintf("%s at %s", m.Action, units.FormatBytes(m.Pause))
+	if m.Ceiling > 0 {
+		s += fmt.Sprintf(", allocations fail past %s (the ceiling)", units.FormatBytes(m.Ceiling))
+	}
+	return s
 }
 
 // measuredOn is the figure the budget counts, as the guard's log names it.

@@ -374,15 +374,15 @@ func TestRunArgs(t *testing.T) {
 		t.Fatalf("parsed %+v, %v", o, err)
 	}
 	noEnv := func(string) string { return "" }
-	if env := guardEnv(o, noEnv); !reflect.DeepEqual(env, []string{"JPY_SESSION_NAME=", "JUPYTER_GUARD_LIMIT=2GiB", "JUPYTER_GUARD_ACTION=warn", "JUPYTER_GUARD_RESTART=guard"}) {
+	if env := guardEnv(o, noEnv); !reflect.DeepEqual(env, []string{"JUPYTER_GUARD_HEADLESS=on", "JUPYTER_GUARD_LIMIT=2GiB", "JUPYTER_GUARD_ACTION=warn", "JUPYTER_GUARD_RESTART=guard"}) {
 		t.Fatalf("env %q", env)
 	}
-	// Headless, a pause would hang the run: interrupt unless told otherwise.
-	if env := guardEnv(runOptions{}, noEnv); !reflect.DeepEqual(env, []string{"JPY_SESSION_NAME=", "JUPYTER_GUARD_ACTION=interrupt", "JUPYTER_GUARD_RESTART=guard"}) {
+	// Headless, a pause would hang the run: the guard is told so.
+	if env := guardEnv(runOptions{}, noEnv); !reflect.DeepEqual(env, []string{"JUPYTER_GUARD_HEADLESS=on", "JUPYTER_GUARD_RESTART=guard"}) {
 		t.Errorf("default env %q", env)
 	}
-	if env := guardEnv(runOptions{}, func(string) string { return "set" }); len(env) != 1 {
-		t.Errorf("env %q overrides the caller's JUPYTER_GUARD_ACTION or JUPYTER_GUARD_RESTART", env)
+	if env := guardEnv(runOptions{}, func(string) string { return "set" }); len(env) != 0 {
+		t.Errorf("env %q overrides the caller's JUPYTER_GUARD_HEADLESS or JUPYTER_GUARD_RESTART", env)
 	}
 	for _, bad := range [][]string{{}, {"a.ipynb", "b.ipynb"}, {"--action", "explode", "a.ipynb"}, {"--limit", "lots", "a.ipynb"}, {"--nope", "a.ipynb"}, {"a.ipynb", "-o", "/nonexistent/dir/out.ipynb"}, {"a.ipynb", "-o", "."}} {
 		if _, err := parseRunArgs(bad); err != exitCode(exitRunUsage) {

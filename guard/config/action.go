@@ -47,6 +47,31 @@ const (
 	RestartAuto Restart = "auto"
 )
 
+// Headless says whether a person can answer a pause.
+type Headless string
+
+const (
+	// HeadlessOn: nobody can (nbconvert, papermill, nbclient, guardctl
+	// run). No pause is made: the ceiling stops the cell, or, with the
+	// ceiling off, an interrupt.
+	HeadlessOn Headless = "on"
+	// HeadlessOff: a person can (JupyterLab, Notebook, jupyter console).
+	HeadlessOff Headless = "off"
+	// HeadlessAuto: off when a Jupyter server started the kernel for a
+	// notebook or console, else on (the supervisor tells which). jupyter
+	// console's kernels are told off by jupyter-guard's provisioner.
+	HeadlessAuto Headless = "auto"
+)
+
+// ParseHeadless reads on, off or auto, in any case.
+func ParseHeadless(s string) (Headless, error) {
+	switch h := Headless(strings.ToLower(strings.TrimSpace(s))); h {
+	case HeadlessOn, HeadlessOff, HeadlessAuto:
+		return h, nil
+	}
+	return "", errors.New("use on, off or auto")
+}
+
 // ParseRestart reads guard, client or auto, in any case.
 func ParseRestart(s string) (Restart, error) {
 	switch r := Restart(strings.ToLower(strings.TrimSpace(s))); r {

@@ -26,6 +26,9 @@ type Config struct {
 	MemLimit uint64
 	// Restart says who restarts a kernel that died (RestartAuto, ...).
 	Restart Restart
+	// Headless says whether a person can answer a pause (HeadlessAuto,
+	// ...).
+	Headless Headless
 	// Ceiling arms the allocation ceiling (RLIMIT_DATA on the kernel's
 	// processes): an allocation past the budget fails in the kernel's
 	// language instead of the OOM killer ending the kernel. On whatever
@@ -52,6 +55,7 @@ func Default() Config {
 		RestartWindow: time.Minute,
 		GPUWarn:       Spec{Percent: 90},
 		Restart:       RestartAuto,
+		Headless:      HeadlessAuto,
 		Ceiling:       true,
 		PauseTimeout:  time.Minute,
 	}

@@ -81,6 +81,12 @@ var (
 		set:   func(c *Config, s string) (err error) { c.Restart, err = ParseRestart(s); return err },
 		get:   func(c Config) string { return string(c.Restart) },
 	}
+	headlessSetting = setting{
+		name:  "headless",
+		usage: "on: nobody can answer a pause (nbconvert, papermill, guardctl run), so none is made and the ceiling (or, with it off, an interrupt) stops the cell; off: a person can; auto: off when a Jupyter server started the kernel for a notebook",
+		set:   func(c *Config, s string) (err error) { c.Headless, err = ParseHeadless(s); return err },
+		get:   func(c Config) string { return string(c.Headless) },
+	}
 	ceilingSetting = setting{
 		name:  "ceiling",
 		usage: "on: an allocation past the budget fails in the kernel (MemoryError) instead of the OOM killer ending it; off: no ceiling",
@@ -99,7 +105,7 @@ var (
 		get:   func(c Config) string { return c.PauseTimeout.String() },
 	}
 	settings = []setting{limitSetting, warnSetting, pauseSetting, actionSetting, maxRestartsSetting, restartWindowSetting,
-		hostProcSetting, gpuWarnSetting, restartSetting, ceilingSetting, pauseTimeoutSetting}
+		hostProcSetting, gpuWarnSetting, restartSetting, headlessSetting, ceilingSetting, pauseTimeoutSetting}
 )
 
 // parseOnOff reads on or off, in any case.
