@@ -1,7 +1,8 @@
 package config
 
 import (
-	"errors"
+	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -21,11 +22,7 @@ const (
 
 // ParseAction reads an action name, in any case.
 func ParseAction(s string) (Action, error) {
-	switch a := Action(strings.ToLower(strings.TrimSpace(s))); a {
-	case Pause, Interrupt, Warn:
-		return a, nil
-	}
-	return "", errors.New("unknown action; use pause, interrupt or warn")
+	return oneOf(s, "unknown action; ", Pause, Interrupt, Warn)
 }
 
 // Restart says who restarts a kernel that died.
@@ -65,18 +62,24 @@ const (
 
 // ParseHeadless reads on, off or auto, in any case.
 func ParseHeadless(s string) (Headless, error) {
-	switch h := Headless(strings.ToLower(strings.TrimSpace(s))); h {
-	case HeadlessOn, HeadlessOff, HeadlessAuto:
-		return h, nil
-	}
-	return "", errors.New("use on, off or auto")
+	return oneOf(s, "", HeadlessOn, HeadlessOff, HeadlessAuto)
 }
 
 // ParseRestart reads guard, client or auto, in any case.
 func ParseRestart(s string) (Restart, error) {
-	switch r := Restart(strings.ToLower(strings.TrimSpace(s))); r {
-	case RestartGuard, RestartClient, RestartAuto:
-		return r, nil
+	return oneOf(s, "unknown restart; ", RestartGuard, RestartClient, RestartAuto)
+}
+
+// oneOf reads one of words, in any case; else the error is what (a
+// prefix) and the words to use.
+func oneOf[T ~string](s, what string, words ...T) (T, error) {
+	if w := T(strings.ToLower(strings.TrimSpace(s))); slices.Contains(words, w) {
+		return w, nil
 	}
-	return "", errors.New("unknown restart; use guard, client or auto")
+	use := make([]string, len(words))
+	for i, w := range words {
+		use[i] = string(w)
+	}
+	last := len(use) - 1
+	return "", fmt.Errorf("%suse %s or %s", what, strings.Join(use[:last], ", "), use[last])
 }

@@ -110,13 +110,8 @@ var (
 
 // parseOnOff reads on or off, in any case.
 func parseOnOff(s string) (bool, error) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "on":
-		return true, nil
-	case "off":
-		return false, nil
-	}
-	return false, errors.New("use on or off")
+	w, err := oneOf(s, "", "on", "off")
+	return w == "on", err
 }
 
 // parseGPUWarn reads a share or size, or "off" (the zero Spec).
