@@ -495,21 +495,12 @@ func (g *Guard) SetRefusalLoses(text string) {
 	g.mu.Unlock()
 }
 
-// SetUnattended tells the guard that nobody can answer a pause: the kernel
-// was not started by a Jupyter server for a notebook (decide.Budget's
-// Unattended).
+// SetUnattended tells the guard that nobody can answer a pause
+// (decide.Budget's Unattended).
 func (g *Guard) SetUnattended(on bool) {
 	g.mu.Lock()
 	g.budget.Unattended = on
-	b := g.budget
 	g.mu.Unlock()
-	if on && b.Action == config.Pause {
-		stop := "an interrupt stops the cell"
-		if decide.Action(b) == "" {
-			stop = "the ceiling stops the cell"
-		}
-		g.log.Printf("memory guard: no pause: no Jupyter server started this kernel for a notebook (JPY_SESSION_NAME is unset), so nobody can answer one; %s", stop)
-	}
 }
 
 // SetPanel tells the guard that the user's Jupyter has the guarded kernels

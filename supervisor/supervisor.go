@@ -115,11 +115,11 @@ func Run(cfg Config) error {
 	s.guard = g
 	defer g.Close()
 	s.byClient = restartsOf(cfg.Guard.Restart) == config.RestartClient
-	s.announce()
 	// jupyter-guard's server extension sets this in the Jupyter server's
 	// environment, which the kernels it starts inherit.
 	g.SetPanel(os.Getenv("JUPYTER_GUARD_PANEL") != "")
 	g.SetUnattended(headless(cfg.Guard.Headless))
+	s.announce()
 	// The first usage_request then has the host's CPU use since now to
 	// report, not nothing (psutil's first cpu_percent() is meaningless).
 	if _, err := s.cpu.Host(); err != nil {
@@ -213,7 +213,10 @@ func (s *Supervisor) announce() {
 	if b.Figure == ledger.Host && b.Detected.Unseen != "" {
 		budget = s.cfg.Log.Printf
 	}
-	budget("memory guard: %v (%s), measured on %s; action %s%s", b.Budget, b.Source, b.Figure, b.Action, b.CeilingNote())
+	budget("memory guard: %v (%s), measured on %s; action %s%s", b.Budget, b.Source, b.Figure, actionOf(b), b.CeilingNote())
+	if b.Unattended {
+		s.cfg.Debug.Printf("memory guard: headless: nobody can answer a pause, so none is made")
+	}
 	s.cfg.Debug.Printf("a kernel that dies is restarted by the %s", map[bool]string{true: "client (the proxy ends with it)", false: "proxy"}[s.byClient])
 	if why, expected := s.guard.NoGPU(); expected {
 		s.cfg.Log.Printf("memory guard: no GPU memory is measured: %s", why)

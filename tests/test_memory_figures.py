@@ -39,9 +39,9 @@ def gctl(guardctl) -> Guardctl:
 
 @pytest.fixture(scope="module")
 def holding(module_kernels) -> Kernel:
-    """A guarded kernel as Jupyter starts it, with no limit set (neither
-    JUPYTER_GUARD_LIMIT nor MEM_LIMIT), holding 300 MiB."""
-    with as_jupyter_starts_it():
+    """A guarded kernel as Jupyter starts it for a notebook, with no limit
+    set (neither JUPYTER_GUARD_LIMIT nor MEM_LIMIT), holding 300 MiB."""
+    with as_jupyter_starts_it(JPY_SESSION_NAME="holding.ipynb"):
         k = module_kernels.start(K7.guarded)
     k.ok(HOLD)
     return k

@@ -91,9 +91,12 @@ def used_mib(notice: str) -> float:
     return float(m[1])
 
 
+# The interrupt's path, as with the allocation ceiling off; with it, these
+# kernels at the ceiling are tests/test_ceiling_kernels.py's.
 @pytest.mark.parametrize("name", ["bash", "ir"])
-def test_a_growing_cell_is_stopped_within_the_budget_and_the_kernel_goes_on(guardctl, other_kernels, tmp_path, name):
+def test_a_growing_cell_is_stopped_within_the_budget_and_the_kernel_goes_on(guardctl, other_kernels, tmp_path, monkeypatch, name):
     need(name)
+    monkeypatch.setenv("JUPYTER_GUARD_CEILING", "off")
     r, cells = run(guardctl, name, tmp_path)
     grown = outputs(cells[1])
     assert "jupyter-guard interrupted this cell" in grown, grown
@@ -103,7 +106,8 @@ def test_a_growing_cell_is_stopped_within_the_budget_and_the_kernel_goes_on(guar
     assert "died" not in r.stderr, r.stderr
 
 
-def test_xeus_python_is_told_before_that_an_interrupt_ends_it(guardctl, other_kernels, tmp_path):
+def test_xeus_python_is_told_before_that_an_interrupt_ends_it(guardctl, other_kernels, tmp_path, monkeypatch):
+    monkeypatch.setenv("JUPYTER_GUARD_CEILING", "off")
     r, cells = run(guardctl, "xpython", tmp_path)
     grown = outputs(cells[1])
     warning = grown.split("jupyter-guard interrupted this cell")[0]

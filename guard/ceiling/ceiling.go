@@ -177,23 +177,27 @@ func (c *Ceiling) Keep(pids []int, each []proctree.Usage, plan Plan) {
 		}
 		prev, prevAt := p.data, p.at
 		p.data, p.at = each[i].Data-min(each[i].Data, p.stack), plan.At
+		// What it has left is counted before any lift: a process found at
+		// its line had next to nothing, whatever it had a sample before.
+		if left := p.line - min(p.line, p.data); plan.Running && (!c.leastSet || left < c.least) {
+			c.least, c.leastSet = left, true
+		}
 		if plan.Running && p.data+atLine >= p.line && p.lifted+plan.Lift <= plan.MaxLift && plan.Lift > 0 {
 			p.lifted, p.liftTo = p.lifted+plan.Lift, p.line+plan.Lift
 			c.bite(pid, p)
 			c.log.Printf("memory guard: ceiling: pid %d reached its line (%s of private memory); lifted by %s for the error to get out",
 				pid, units.FormatBytes(p.line), units.FormatBytes(plan.Lift))
 			c.set(pid, p, p.liftTo)
+			// Reached between two samples, unseen in its zone: a process
+			// that takes the hook is told now, so that MemoryError is
+			// raised in the cell with the room just given, even where its
+			// own error path is what is stuck (xeus-python's, a dict
+			// growing by small allocations).
+			c.tell(pid, p, plan)
 			continue
 		}
-		if left := p.line - min(p.line, p.data); plan.Running && (!c.leastSet || left < c.least) {
-			c.least, c.leastSet = left, true
-		}
-		if plan.Running && p.catches && !p.told && heading(prev, prevAt, p, plan) {
-			p.told = true
-			c.bite(pid, p)
-			err := syscall.Kill(pid, plan.Signal)
-			c.log.Printf("memory guard: ceiling: pid %d is %s from its line, growing: told it (signal %d: %v)",
-				pid, units.FormatBytes(p.line-min(p.line, p.data)), plan.Signal, err)
+		if plan.Running && heading(prev, prevAt, p, plan) {
+			c.tell(pid, p, plan)
 		}
 		if dist(max(p.data+plan.Room, p.liftTo), p.line) > plan.Step {
 			c.reset(pid, p, plan)
@@ -217,6 +221,18 @@ func heading(prev uint64, prevAt time.Time, p *proc, plan Plan) bool {
 	dt := p.at.Sub(prevAt)
 	left := p.line - min(p.line, p.data)
 	return dt > 0 && float64(left) < float64(p.data-prev)*nearRate.Seconds()/dt.Seconds()
+}
+
+// tell sends p plan.Signal, once a cell, if it catches it.
+func (c *Ceiling) tell(pid int, p *proc, plan Plan) {
+	if plan.Signal == 0 || !p.catches || p.told {
+		return
+	}
+	p.told = true
+	c.bite(pid, p)
+	err := syscall.Kill(pid, plan.Signal)
+	c.log.Printf("memory guard: ceiling: pid %d is %s from its line, growing: told it (signal %d: %v)",
+		pid, units.FormatBytes(p.line-min(p.line, p.data)), plan.Signal, err)
 }
 
 func (c *Ceiling) bite(pid int, p *proc) {

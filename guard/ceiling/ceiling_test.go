@@ -308,6 +308,35 @@ func TestStuckAtTheLineIsLifted(t *testing.T) {
 	}
 }
 
+// TestStuckAtTheLineIsToldToo: a process that catches NearSignal and
+// reached its line between two samples, never seen in its zone, is lifted
+// and told at once, and counted as having had nothing left.
+func TestStuckAtTheLineIsToldToo(t *testing.T) {
+	p := start(t)
+	if a := p.do(t, "catch"); a != "ok" {
+		t.Fatal(a)
+	}
+	c := newCeiling(t)
+	plan := Plan{Room: 64 * mib, Step: 2 * mib, Lift: 4 * mib, MaxLift: 8 * mib, Zone: 8 * mib, Signal: NearSignal, Running: true}
+	keep(t, c, plan, p.pid)
+	line := limit(t, p.pid).Cur
+	for p.do(t, "map 1") == "ok" {
+	}
+	plan.Room = line - min(line, vmData(t, p.pid))
+	keep(t, c, plan, p.pid)
+	if got := limit(t, p.pid).Cur; got != line+4*mib {
+		t.Errorf("limit %d, want lifted to %d", got, line+4*mib)
+	}
+	if got := p.line(t); got != "told" {
+		t.Fatalf("at its line: %q, want told", got)
+	}
+	// What it had left is what it had at its line, not at the sample
+	// before: the note under the cell says so.
+	if left, ok := c.Least(); !ok || left > atLine {
+		t.Errorf("Least = %d, %v; want at most %d", left, ok, atLine)
+	}
+}
+
 // TestHeadingForTheLineIsTold: a process that catches NearSignal and grows
 // into its zone fast is told, once a cell; one that sits there is not.
 func TestHeadingForTheLineIsTold(t *testing.T) {
