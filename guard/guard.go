@@ -355,15 +355,24 @@ func (g *Guard) Refusal(e memerr.Error) (notice.Refusal, bool) {
 	}
 	g.smp.Sync(settle)
 	left, ok := g.ceil.Least()
-	if !ok || e.Asked > 0 && e.Asked <= left && !e.Near {
+	if !ok {
 		return notice.Refusal{}, false
+	}
+	ended := false
+	if e.Asked > 0 && e.Asked <= left && !e.Near {
+		// Every process had room for it at the samples: not the
+		// ceiling's, unless one ended since, unseen at its line.
+		if !g.ceil.Ended() {
+			return notice.Refusal{}, false
+		}
+		ended = true
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	b := g.budget
 	last, _, _ := g.ledger.Last()
 	return notice.Refusal{Asked: e.Asked, Left: left, Used: last.Of(b.Figure), Budget: b.Limit, Ceiling: b.Ceiling(),
-		Figure: b.Figure, Source: b.Source, Work: e.Work, Near: e.Near}, true
+		Figure: b.Figure, Source: b.Source, Work: e.Work, Near: e.Near, Ended: ended}, true
 }
 
 // CeilingReached is where the allocation ceiling holds if the running

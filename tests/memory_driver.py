@@ -258,7 +258,7 @@ class Driver:
         errors = [m["content"] for m in iopub if m["msg_type"] == "error"]
         rep.update(
             status=reply["content"]["status"], reply_ename=reply["content"].get("ename"),
-            errors=[e["ename"] for e in errors],
+            errors=[e["ename"] for e in errors], evalues=[e["evalue"][:300] for e in errors],
             stderr="".join(m["content"]["text"] for m in iopub
                            if m["msg_type"] == "stream" and m["content"]["name"] == "stderr"),
             stdout="".join(m["content"]["text"] for m in iopub

@@ -56,7 +56,7 @@ def ended_at_the_ceiling(rep: dict) -> list[str]:
     if rep["status"] != "error" or rep["reply_ename"] != "MemoryError":
         bad.append(f"the cell ended {rep['status']} {rep['reply_ename']} {rep['errors']}, not with MemoryError")
     if REFUSED not in rep["stderr"] and NEAR not in rep["stderr"]:
-        bad.append(f"no note of the ceiling under the cell: {rep['stderr'][-2000:]!r}")
+        bad.append(f"no note of the ceiling under the cell: {rep['stderr'][-2000:]!r} (it raised {rep['errors']}: {rep.get('evalues')})")
     if rep["kept"]["stdout"] != "42\n":
         bad.append(f"kept is gone: {rep['kept']}")
     if rep["release"]["status"] != "ok" or rep["collect"]["status"] != "ok":

@@ -74,7 +74,7 @@ def test_metrics_name_what_each_figure_measures(holding, gctl):
     out = gctl.ok("metrics").stdout
     check = subprocess.run([promtool(), "check", "metrics"], input=out, capture_output=True, text=True)
     assert check.returncode == 0, f"promtool check metrics:\n{check.stdout}{check.stderr}"
-    labels = f'kernel_id="{holding.kernel_id}",kernelspec="{holding.spec}",notebook=""'
+    labels = f'kernel_id="{holding.kernel_id}",kernelspec="{holding.spec}",notebook="holding.ipynb"'
     kernel = re.search(rf'^jupyter_guard_memory_used_bytes\{{{re.escape(labels)},source="tree_rss"\}} (\d+)$', out, re.M)
     assert kernel and 300 * MiB <= int(kernel[1]) <= 360 * MiB, out
     scope = re.search(rf'^jupyter_guard_memory_budget_used_bytes\{{{re.escape(labels)},scope="(host|cgroup)"\}} (\d+)$', out, re.M)

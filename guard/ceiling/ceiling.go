@@ -110,6 +110,10 @@ type Ceiling struct {
 	// its cell is written (a Pool's worker).
 	least    uint64
 	leastSet bool
+	// ended: a process left the tree while a cell ran, since the last
+	// Rearm. It may have reached its line between two samples (a Pool's
+	// worker filling fast, then ended with the pool), unseen by least.
+	ended bool
 
 	rearm atomic.Bool
 	// bitten is the latest pid found at its line or told it was near it
@@ -157,7 +161,7 @@ func (c *Ceiling) Keep(pids []int, each []proctree.Usage, plan Plan) {
 	defer c.mu.Unlock()
 	rearm := c.rearm.Swap(false)
 	if rearm {
-		c.leastSet = false
+		c.leastSet, c.ended = false, false
 	}
 	for _, p := range c.procs {
 		p.seen = false
@@ -188,12 +192,15 @@ func (c *Ceiling) Keep(pids []int, each []proctree.Usage, plan Plan) {
 			c.log.Printf("memory guard: ceiling: pid %d reached its line (%s of private memory); lifted by %s for the error to get out",
 				pid, units.FormatBytes(p.line), units.FormatBytes(plan.Lift))
 			c.set(pid, p, p.liftTo)
-			// Reached between two samples, unseen in its zone: a process
-			// that takes the hook is told now, so that MemoryError is
-			// raised in the cell with the room just given, even where its
-			// own error path is what is stuck (xeus-python's, a dict
-			// growing by small allocations).
-			c.tell(pid, p, plan)
+			// Reached between two samples by growing, unseen in its zone: a
+			// process that takes the hook is told now, so that MemoryError
+			// is raised in the cell with the room just given, even where
+			// its own error path is what is stuck (xeus-python's, a dict
+			// growing by small allocations). One that did not grow (a
+			// kernel waiting on a Pool whose worker took the room) is not.
+			if p.data > prev && !prevAt.IsZero() {
+				c.tell(pid, p, plan)
+			}
 			continue
 		}
 		if plan.Running && heading(prev, prevAt, p, plan) {
@@ -205,6 +212,7 @@ func (c *Ceiling) Keep(pids []int, each []proctree.Usage, plan Plan) {
 	}
 	for pid, p := range c.procs {
 		if !p.seen {
+			c.ended = c.ended || plan.Running
 			c.giveBack(pid, p)
 			delete(c.procs, pid)
 		}
@@ -267,6 +275,14 @@ func (c *Ceiling) Least() (left uint64, ok bool) {
 		}
 	}
 	return left, ok
+}
+
+// Ended says whether a process left the tree while a cell ran, since the
+// last Rearm: what it had left at the end was not seen.
+func (c *Ceiling) Ended() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ended
 }
 
 // Release gives every process its own limit back and forgets them: the

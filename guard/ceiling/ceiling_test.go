@@ -371,3 +371,28 @@ func TestHeadingForTheLineIsTold(t *testing.T) {
 }
 
 func itoa(n uint64) string { return strconv.FormatUint(n, 10) }
+
+// TestAProcessThatLeavesWhileACellRunsIsNoted: a Pool's worker may reach
+// its line between two samples and end with the pool; Ended says one left
+// while the cell ran, until the next cell.
+func TestAProcessThatLeavesWhileACellRunsIsNoted(t *testing.T) {
+	root, worker := start(t), start(t)
+	c := newCeiling(t)
+	plan := Plan{Room: 64 * mib, Step: 2 * mib}
+	keep(t, c, plan, root.pid, worker.pid)
+	keep(t, c, plan, root.pid) // it left while no cell ran
+	if c.Ended() {
+		t.Error("Ended after a process left between cells")
+	}
+	plan.Running = true
+	keep(t, c, plan, root.pid, worker.pid)
+	keep(t, c, plan, root.pid)
+	if !c.Ended() {
+		t.Error("not Ended after a process left while a cell ran")
+	}
+	c.Rearm()
+	keep(t, c, plan, root.pid)
+	if c.Ended() {
+		t.Error("still Ended in the next cell")
+	}
+}

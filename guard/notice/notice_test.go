@@ -149,6 +149,8 @@ func TestGolden(t *testing.T) {
 			Figure: ledger.Tree, Source: "JUPYTER_GUARD_LIMIT", Work: memerr.Array}),
 		"refused-fit": Refused(Refusal{Left: 31 * mib, Used: 1990 * mib, Budget: 2 * gib, Ceiling: 1997 * mib,
 			Figure: ledger.Cgroup, Source: "cgroup v1 /cnn-story", Work: memerr.Fit}),
+		"refused-ended": Refused(Refusal{Asked: 64 * mib, Left: 209 * mib, Used: 880 * mib, Budget: gib, Ceiling: 998 * mib,
+			Figure: ledger.Cgroup, Source: "cgroup v1 /jupyter/kernel-1", Work: memerr.Array, Ended: true}),
 		"refused-near": Refused(Refusal{Left: 9 * mib, Used: 985 * mib, Budget: gib, Ceiling: 998 * mib,
 			Figure: ledger.Cgroup, Source: "cgroup v1 /jupyter/kernel-1", Near: true}),
 		"refused-bash": Refused(Refusal{Asked: 934 * mib, Left: 850 * mib, Used: 140 * mib, Budget: gib, Ceiling: 998 * mib,

@@ -19,6 +19,10 @@ type Refusal struct {
 	// Near: the guard's hook raised MemoryError before the line, where the
 	// cell would have had no room left to report it.
 	Near bool
+	// Ended: at the samples every process had room for Asked, but one has
+	// ended since (a Pool's worker): it was most likely refused between
+	// two samples, and what it had left was not seen (Left is not).
+	Ended bool
 }
 
 const (
@@ -40,6 +44,8 @@ func Refused(r Refusal) string {
 	case r.Near:
 		head = nearHead + ": it was " + size(r.Left) + " from the kernel's memory ceiling, where no allocation succeeds."
 		kept = "The cell ended before the OOM killer could end the kernel: the kernel and its variables are kept."
+	case r.Ended:
+		head = refusedHead + " of " + size(r.Asked) + ", most likely in a worker that has ended since."
 	case r.Asked > 0:
 		head = refusedHead + " of " + size(r.Asked) + ": " + size(r.Left) + " was left."
 	}
