@@ -143,6 +143,19 @@ func New(cfg config.Config, n Notifier, logger *log.Logger) (*Guard, error) {
 	return g, nil
 }
 
+// ceilingOff takes the allocation ceiling off a kernel in which lib, a
+// library that ends its process when an allocation is refused, is loaded
+// (ceiling.Aborts): the ceiling would kill it before the OOM killer does.
+// From then on the kernel is guarded as with JUPYTER_GUARD_CEILING=off:
+// the pause (or, headless, an interrupt) is the stop.
+func (g *Guard) ceilingOff(lib string) {
+	g.ceil.Off()
+	g.mu.Lock()
+	g.budget.Reserve = 0
+	g.mu.Unlock()
+	g.log.Printf("memory guard: the allocation ceiling is off for this kernel: %s is loaded, which ends its process when an allocation is refused; the pause is the stop", lib)
+}
+
 // detectLimit finds the memory limit that applies to pid: its cgroup's, or
 // the host's RAM where it has no memory cgroup.
 func detectLimit(pid int) (cgroup.Limit, *cgroup.Group, error) {
@@ -701,6 +714,9 @@ func (g *Guard) sampled(s sampler.Sample) time.Duration {
 	g.smp.Ready(first)
 	if p.keep {
 		g.ceil.Keep(s.Pids, s.Each, p.ceiling)
+		if lib := g.ceil.Aborts(); lib != "" {
+			g.ceilingOff(lib)
+		}
 	}
 	for _, e := range p.ended {
 		g.notify.Stream(e.parent, "stderr", e.text)
@@ -776,7 +792,7 @@ func (g *Guard) plan(s sampler.Sample) (plan, bool) {
 	g.measured = make(chan struct{})
 	cell, running := g.ledger.Current()
 	base := plan{ended: ended}
-	if g.ceil != nil {
+	if g.ceil != nil && g.budget.Reserve > 0 {
 		base.keep, base.ceiling = true, g.ceilingPlan(s, mem, cell, running && g.paused == "")
 	}
 	if !running || g.paused != "" {
@@ -926,7 +942,7 @@ func (g *Guard) pause(s sampler.Sample, id string, thaws int) bool {
 	}
 	g.mu.Lock()
 	g.paused = id
-	if g.ceil != nil && (g.refusalLoses == "" || g.interruptEnds == "") {
+	if g.budget.Reserve > 0 && (g.refusalLoses == "" || g.interruptEnds == "") {
 		// Where both a resume into the ceiling and an interrupt would end
 		// the kernel (Deno on SIGINT), the pause waits for the person.
 		g.answerFor(id, g.thaws, g.cfg.PauseTimeout)

@@ -27,6 +27,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -87,6 +88,19 @@ const nearRate = time.Second
 // a process whose last small allocation failed sits within it.
 const atLine = 2 << 20
 
+// aborting are the libraries that end their process when an allocation
+// is refused on one of their threads, by the name a notice gives and a
+// piece of their path: TensorFlow 2.21's Eigen contraction under Conv2D
+// lets std::bad_alloc go uncaught on a worker thread (SIGABRT in 5 runs of
+// 5 of bench/cnn_story.py at a 2 GiB budget, 2026-11-27). A ceiling on
+// such a kernel kills it, earlier than the OOM killer would.
+var aborting = []struct{ name, path string }{{"TensorFlow", "libtensorflow"}}
+
+// rescanStep is how much a process's VmData grows before its libraries are
+// looked at again within a cell: an import that maps TensorFlow adds
+// hundreds of MiB.
+const rescanStep = 64 << 20
+
 // recentLines is how many lines set lately are remembered, to tell a
 // limit a new process inherited from one the kernel's code set itself.
 const recentLines = 64
@@ -115,6 +129,12 @@ type Ceiling struct {
 	// worker filling fast, then ended with the pool), unseen by least.
 	ended bool
 
+	// aborts names a library in the tree that dies of a refusal (see
+	// aborting) and the process that has it, "" if none; off: the guard
+	// took the ceiling off for it.
+	aborts string
+	off    bool
+
 	rearm atomic.Bool
 	// bitten is the latest pid found at its line or told it was near it
 	// while a cell ran, 0 if none since the last Rearm; its line then.
@@ -134,6 +154,7 @@ type proc struct {
 	at     time.Time   // that Keep's sample
 	stack  uint64      // VmStk at the latest status read
 	own    bool        // its code set a limit of its own: never raised
+	looked uint64      // its VmData when its libraries were last looked at
 	seen   bool        // in the latest Keep's tree
 	// catches: it has a handler for Plan.Signal (at the latest status
 	// read); told: it was sent it since the last Rearm.
@@ -159,6 +180,9 @@ func New(logger *log.Logger) *Ceiling {
 func (c *Ceiling) Keep(pids []int, each []proctree.Usage, plan Plan) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.off {
+		return
+	}
 	rearm := c.rearm.Swap(false)
 	if rearm {
 		c.leastSet, c.ended = false, false
@@ -181,6 +205,9 @@ func (c *Ceiling) Keep(pids []int, each []proctree.Usage, plan Plan) {
 		}
 		prev, prevAt := p.data, p.at
 		p.data, p.at = each[i].Data-min(each[i].Data, p.stack), plan.At
+		if rearm || p.data >= p.looked+rescanStep {
+			c.look(pid, p)
+		}
 		// What it has left is counted before any lift: a process found at
 		// its line had next to nothing, whatever it had a sample before.
 		if left := p.line - min(p.line, p.data); plan.Running && (!c.leastSet || left < c.least) {
@@ -268,6 +295,9 @@ func (c *Ceiling) Bitten() (pid int, line uint64, ok bool) {
 func (c *Ceiling) Least() (left uint64, ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.off {
+		return 0, false
+	}
 	left, ok = c.least, c.leastSet
 	for _, p := range c.procs {
 		if l := p.line - min(p.line, p.data); !ok || l < left {
@@ -326,6 +356,38 @@ func (c *Ceiling) adopt(pid int, plan Plan) {
 	}
 	c.procs[pid] = p
 	c.reset(pid, p, plan)
+	c.look(pid, p)
+}
+
+// look notes whether p has mapped a library that dies of a refusal.
+func (c *Ceiling) look(pid int, p *proc) {
+	p.looked = p.data
+	libraries := make([]string, len(aborting))
+	for i, a := range aborting {
+		libraries[i] = a.path
+	}
+	if i, err := proctree.Mapped("/proc", pid, libraries); i >= 0 && c.aborts == "" {
+		c.aborts = fmt.Sprintf("%s (pid %d)", aborting[i].name, pid)
+	} else if err != nil && !errors.Is(err, syscall.ESRCH) && !errors.Is(err, os.ErrNotExist) {
+		c.complain("look at a process's libraries", err)
+	}
+}
+
+// Aborts names a library in the kernel's tree that ends its process when
+// an allocation is refused, and that process; "" if none was seen.
+func (c *Ceiling) Aborts() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.aborts
+}
+
+// Off gives every process its own limit back and holds no line again.
+func (c *Ceiling) Off() {
+	c.Release()
+	c.mu.Lock()
+	c.off, c.leastSet, c.ended = true, false, false
+	c.mu.Unlock()
+	c.bitten.Store(0)
 }
 
 // reset reads p's VmData and sets its line plan.Room past it, or where a

@@ -396,3 +396,40 @@ func TestAProcessThatLeavesWhileACellRunsIsNoted(t *testing.T) {
 		t.Error("still Ended in the next cell")
 	}
 }
+
+// TestALibraryThatDiesOfARefusalIsNamed: a process that maps TensorFlow's
+// library (here a file of that name) is named by Aborts; Off gives its
+// own limit back and holds no line again.
+func TestALibraryThatDiesOfARefusalIsNamed(t *testing.T) {
+	lib := t.TempDir() + "/libtensorflow_framework.so.2"
+	if err := os.WriteFile(lib, make([]byte, 4096), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("python3", "-c", "import mmap, sys, time\nf = open(sys.argv[1], 'rb')\nm = mmap.mmap(f.fileno(), 4096, prot=mmap.PROT_READ)\nprint('mapped', flush=True)\ntime.sleep(60)", lib)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	if line, _ := bufio.NewReader(out).ReadString('\n'); line != "mapped\n" {
+		t.Fatalf("the process said %q", line)
+	}
+	before := limit(t, cmd.Process.Pid)
+	c := newCeiling(t)
+	plan := Plan{Room: 64 * mib, Step: 2 * mib}
+	keep(t, c, plan, cmd.Process.Pid)
+	if want := fmt.Sprintf("TensorFlow (pid %d)", cmd.Process.Pid); c.Aborts() != want {
+		t.Errorf("Aborts = %q, want %q", c.Aborts(), want)
+	}
+	c.Off()
+	keep(t, c, plan, cmd.Process.Pid)
+	if got := limit(t, cmd.Process.Pid); got != before {
+		t.Errorf("after Off, limit %+v, want its own %+v", got, before)
+	}
+	if _, ok := c.Least(); ok {
+		t.Error("Least after Off")
+	}
+}

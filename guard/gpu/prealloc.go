@@ -1,11 +1,12 @@
 package gpu
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"os"
 	"strconv"
+
+	"github.com/jupyter-guard/jupyter-guard/guard/proctree"
 )
 
 // preallocators are the frameworks that reserve most of a GPU's memory as
@@ -25,24 +26,15 @@ var preallocators = []struct {
 // its first use, so a warning about its share would only be noise. What a
 // notebook sets with os.environ is not seen: set it in the kernelspec's env.
 func Preallocator(procRoot string, pid int) (string, error) {
-	dir := procRoot + "/" + strconv.Itoa(pid)
-	maps, err := os.Open(dir + "/maps")
-	if err != nil {
-		return "", fmt.Errorf("libraries of pid %d: %w", pid, err)
+	libraries := make([]string, len(preallocators))
+	for i, p := range preallocators {
+		libraries[i] = p.library
 	}
-	defer maps.Close()
-	found := -1
-	for sc := bufio.NewScanner(maps); found < 0 && sc.Scan(); {
-		for i, p := range preallocators {
-			if bytes.Contains(sc.Bytes(), []byte(p.library)) {
-				found = i
-			}
-		}
-	}
+	found, err := proctree.Mapped(procRoot, pid, libraries)
 	if found < 0 {
-		return "", nil
+		return "", err
 	}
-	env, err := os.ReadFile(dir + "/environ")
+	env, err := os.ReadFile(procRoot + "/" + strconv.Itoa(pid) + "/environ")
 	if err != nil {
 		return "", fmt.Errorf("environment of pid %d: %w", pid, err)
 	}
