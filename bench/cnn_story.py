@@ -186,6 +186,10 @@ class Story:
             try:
                 msg = self.kc.get_iopub_msg(timeout=1)
             except queue.Empty:
+                # Where nobody started it for a notebook, the proxy ends with
+                # its kernel, and no idle comes.
+                if not self.km.is_alive():
+                    return "KernelDied"
                 continue
             if msg["parent_header"].get("msg_id") != msg_id:
                 continue
@@ -369,11 +373,16 @@ def checks(args, r: dict) -> dict:
     }
 
 
+def at(f: dict, key: str) -> str:
+    """When something happened in the fit cell: "12.3 s", or "never"."""
+    return f"{f[key]:.1f} s" if key in f else "never"
+
+
 def describe(args, r: dict, ok: dict):
     f = r["fit"]
-    print(f"fit cell: warned at {f.get('warned', float('nan')):.1f} s, "
-          + (f"paused at {f.get('paused', float('nan')):.1f} s at {fmt(f.get('ws_at_pause', 0))} "
-             f"(processes {f.get('states')}), ■ at {f.get('interrupted', float('nan')):.1f} s, {f.get('pauses')} pause(s); "
+    print(f"fit cell: warned at {at(f, 'warned')}, "
+          + (f"paused at {at(f, 'paused')} at {fmt(f.get('ws_at_pause', 0))} "
+             f"(processes {f.get('states')}), ■ at {at(f, 'interrupted')}, {f.get('pauses')} pause(s); "
              if not args.headless else f"{f.get('pauses')} pause(s); ")
           + f"ended {f.get('status')} at {f.get('ended', 0):.1f} s, note: {f.get('note') or 'none'}; "
           f"peak {fmt(r.get('peak', f.get('peak', 0)))}; working set after it {fmt(r.get('ws_after_fit', 0))}")
@@ -396,7 +405,7 @@ def summary(args, r: dict, passed: bool, run: int) -> str:
     end = f.get("status", "?") + (f" + {f['note']} note" if f.get("note") else " (no note)")
     acc = re.search(r"accuracy ([0-9.]+)", r.get("retrain_text", ""))
     return (f"run {run}: {'PASS' if passed else 'FAIL'}  fit cell {end} after {f.get('ended', 0):.1f} s"
-            + (f" (paused {f.get('paused', float('nan')):.1f} s, ■ {f.get('interrupted', float('nan')):.1f} s)" if not args.headless else "")
+            + (f" (paused {at(f, 'paused')}, ■ {at(f, 'interrupted')})" if not args.headless else "")
             + f"; peak {fmt(r.get('peak', 0))}; batch 64 {r.get('retrain_status')}"
             + (f" (accuracy {acc[1]})" if acc else "")
             + f"; variables {r.get('state_status')}; oom_kill {r.get('oom_before')} -> {r.get('oom_after')}; {r['seconds']:.0f} s")
