@@ -171,8 +171,16 @@ class Story:
         shutil.rmtree(self.tmp, ignore_errors=True)
 
     def kernel_pids(self) -> list[int]:
-        """The kernel's processes: everything in the cgroup but the proxy."""
-        return [p for p in self.cg.procs() if p != self.km.provisioner.pid]
+        """The kernel's processes: everything in the cgroup but guardctl's
+        (the proxy, and the keeper it starts beside the kernel)."""
+        guardctl = str(ROOT / "bin" / "guardctl")
+
+        def ours(pid):
+            try:
+                return os.readlink(f"/proc/{pid}/exe") == guardctl
+            except OSError:
+                return True  # gone
+        return [p for p in self.cg.procs() if not ours(p)]
 
     def run_cell(self, cell, watch=None, timeout=900):
         """Executes one cell and records its outputs in it, as Jupyter
