@@ -1,21 +1,30 @@
 """The seeds' story, for real: a Keras CNN whose batch is too large for a
-2 GiB memory limit, trained on the guarded kernel.
+2 GiB memory limit, trained on the guarded kernel as users write it.
 
-Runs testdata/demo/cnn.ipynb cell by cell, as a user would, on the guarded
-kernel inside a v1 memory cgroup of its own with a 2 GiB limit (proxy and
-kernel in it from birth, as in a container). The fit cell with batch 768
-must be warned, then paused before the OOM killer fires; the script then
-interrupts it (the notebook's ■). The next cell lets go of what IPython
-keeps of the interrupted cell (its exception, whose traceback holds the
-step's tensors), which must give the memory back; then the cells after it
-train on with batch 64 and find the session's variables still there.
-First, a control run with JUPYTER_GUARD_ACTION=warn shows that the same
-fit is OOM-killed when the guard only warns. Prints what the user sees in
-the fit cell, the figures and PASS or FAIL, and saves the executed
-notebook. A pause in any other cell is interrupted at once and fails the
-run (rather than waiting for a user who is not there).
+Runs testdata/demo/cnn.ipynb cell by cell on the guarded kernel inside a
+v1 memory cgroup of its own with a 2 GiB limit (proxy and kernel in it from
+birth, as in a container). The notebook is TensorFlow's defaults: Keras
+compiles each training step into one TensorFlow call, oneDNN is on, and no
+cell cleans up after a failed one. The kernel is started as JupyterLab
+starts a notebook's (JPY_SESSION_NAME set: a person can answer a pause).
+The fit cell with batch 768 must be warned, then paused; the script then
+presses ■ (interrupts the kernel) as the user would. The compiled step
+never sees the interrupt: it must run on to the guard's allocation ceiling
+and end there with a memory error (MemoryError from std::bad_alloc, or
+TensorFlow's ResourceExhaustedError) and the guard's note, not with an OOM
+kill. Then fit(batch_size=64) must train, and the last cell must find
+every earlier variable; the cgroup's oom_kill must not move. With
+--headless the kernel is started as nbclient or papermill start one (no
+JPY_SESSION_NAME): no pause is made and the ceiling alone stops the fit.
 
-    python3 bench/cnn_story.py [--skip-control] [--pause 95%] [-o OUT.ipynb]
+First, a control run with the ceiling off and JUPYTER_GUARD_ACTION=warn
+shows that the same fit is OOM-killed when nothing stops it. Prints what
+the user sees in the fit cell, each run's figures and checks, a summary
+line per run and the total, and saves the last run's executed notebook. A
+pause in any other cell is interrupted at once and fails the run (rather
+than waiting for a user who is not there).
+
+    python3 bench/cnn_story.py [--runs N] [--headless] [--skip-control] [-o OUT.ipynb]
 
 Needs: root (it creates a memory cgroup under its own), cgroup v1 memory,
 Go (make build), Python 3.10+ with venv, and PyPI on the first run: it
@@ -24,6 +33,7 @@ creates bench/.venv-cnn from requirements/cnn.txt (tensorflow-cpu, about
 """
 
 import argparse
+import ast
 import hashlib
 import json
 import os
@@ -46,7 +56,23 @@ MiB = 2**20
 GiB = 2**30
 FIT_CELL = "epochs=3"  # how the script knows the fit cell
 RETRAIN_CELL = "batch_size=64"
-RELEASE_CELL = "sys.last_traceback"  # the cell that lets go of what IPython keeps of the interrupted one
+STATE_CELL = "session started"  # the last cell prints every earlier variable
+# The memory errors a refused allocation ends a TensorFlow fit with.
+MEMORY_ERRORS = ("MemoryError", "ResourceExhaustedError")
+
+
+def notice_texts(*names: str) -> list[str]:
+    """How the guard's notices begin, from tests/support.py, which the
+    tests share (it imports pytest, which this venv has not: read, not
+    imported)."""
+    tree = ast.parse((ROOT / "tests" / "support.py").read_text())
+    found = {t.id: node.value for node in tree.body if isinstance(node, ast.Assign)
+             for t in node.targets if isinstance(t, ast.Name)}
+    return [ast.literal_eval(found[n]) for n in names]
+
+
+WARNING, PAUSED, UNSTOPPED, REFUSED, NEAR = notice_texts("WARNING", "PAUSED", "UNSTOPPED", "REFUSED", "NEAR")
+PAUSE_HEADS = (PAUSED, UNSTOPPED)
 
 
 def ensure_venv(venv: Path):
@@ -67,8 +93,7 @@ def ensure_venv(venv: Path):
 
 
 class Sampler(threading.Thread):
-    """Samples the cgroup every 10 ms: the peak working set, and a
-    timeline the script can ask about (usage at a given moment)."""
+    """Samples the cgroup's working set every 10 ms: the latest and the peak."""
 
     def __init__(self, cg: MemoryCgroup):
         super().__init__(daemon=True)
@@ -92,13 +117,15 @@ def proc_state(pid: int) -> str:
 
 
 class Story:
-    """One guarded kernel in its own cgroup, running the notebook's cells."""
+    """One guarded kernel in its own cgroup, running the notebook's cells.
+    attended: started as JupyterLab starts a notebook's kernel (its
+    JPY_SESSION_NAME names the notebook), so the guard may pause it."""
 
-    def __init__(self, args, action: str):
+    def __init__(self, args, settings: dict, attended: bool):
         import nbformat  # from the venv
         from jupyter_client import KernelManager
 
-        self.nbformat, self.args, self.action = nbformat, args, action
+        self.nbformat, self.args = nbformat, args
         self.tmp = Path(tempfile.mkdtemp(prefix="cnn-story-"))
         self.cg = MemoryCgroup.create(args.limit, prefix="cnn-story")
         self.log_path = self.tmp / "kernel.log"
@@ -108,16 +135,19 @@ class Story:
             "display_name": "Python 3 (guarded, 2 GiB cgroup)",
             "language": "python",
             # No JUPYTER_GUARD_LIMIT: the guard finds the cgroup's limit itself.
-            "env": {"JUPYTER_GUARD_ACTION": action, **({"JUPYTER_GUARD_PAUSE": args.pause} if args.pause else {})},
+            "env": settings,
         }
         spec_dir = self.tmp / "share" / "kernels" / "cnn-guarded"
         spec_dir.mkdir(parents=True)
         (spec_dir / "kernel.json").write_text(json.dumps(spec, indent=1))
         os.environ["JUPYTER_PATH"] = str(self.tmp / "share")
         os.environ["JUPYTER_RUNTIME_DIR"] = str(self.tmp / "runtime")
+        env = {k: v for k, v in os.environ.items() if k != "JPY_SESSION_NAME"}
+        if attended:
+            env["JPY_SESSION_NAME"] = str(NOTEBOOK)  # what jupyter_server sets for a notebook's kernel
         self.km = KernelManager(kernel_name="cnn-guarded")
         self.log = open(self.log_path, "w")
-        self.km.start_kernel(stdout=self.log, stderr=self.log)
+        self.km.start_kernel(stdout=self.log, stderr=self.log, env=env)
         self.kc = self.km.client()
         self.kc.start_channels()
         self.kc.wait_for_ready(timeout=120)
@@ -141,8 +171,16 @@ class Story:
         shutil.rmtree(self.tmp, ignore_errors=True)
 
     def kernel_pids(self) -> list[int]:
-        """The kernel's processes: everything in the cgroup but the proxy."""
-        return [p for p in self.cg.procs() if p != self.km.provisioner.pid]
+        """The kernel's processes: everything in the cgroup but guardctl's
+        (the proxy, and the keeper it starts beside the kernel)."""
+        guardctl = str(ROOT / "bin" / "guardctl")
+
+        def ours(pid):
+            try:
+                return os.readlink(f"/proc/{pid}/exe") == guardctl
+            except OSError:
+                return True  # gone
+        return [p for p in self.cg.procs() if not ours(p)]
 
     def run_cell(self, cell, watch=None, timeout=900):
         """Executes one cell and records its outputs in it, as Jupyter
@@ -156,6 +194,10 @@ class Story:
             try:
                 msg = self.kc.get_iopub_msg(timeout=1)
             except queue.Empty:
+                # Where nobody started it for a notebook, the proxy ends with
+                # its kernel, and no idle comes.
+                if not self.km.is_alive():
+                    return "KernelDied"
                 continue
             if msg["parent_header"].get("msg_id") != msg_id:
                 continue
@@ -191,6 +233,12 @@ def text_of(cell) -> str:
     return "".join(parts)
 
 
+def error_of(cell) -> str:
+    """The error a cell ended with, as its last traceback line says it."""
+    errors = [o for o in cell.outputs if o.output_type == "error"]
+    return f"{errors[-1].ename}: {errors[-1].evalue}"[:120] if errors else ""
+
+
 def strip_ansi(s: str) -> str:
     return re.sub(r"\x1b\[[0-9;]*m", "", s)
 
@@ -200,21 +248,21 @@ def fmt(n: int) -> str:
 
 
 def control(args) -> dict:
-    """The fit cell with the guard only warning: is the batch really too
-    large for the limit?"""
+    """The fit cell with neither the ceiling nor a pause: is the batch
+    really too large for the limit?"""
     import nbformat
     nb = nbformat.read(NOTEBOOK, as_version=4)
     code = [c for c in nb.cells if c.cell_type == "code"]
-    print(f"\n== control: JUPYTER_GUARD_ACTION=warn, {fmt(args.limit)} cgroup ==", flush=True)
-    s = Story(args, "warn")
+    print(f"\n== control: JUPYTER_GUARD_CEILING=off, JUPYTER_GUARD_ACTION=warn, {fmt(args.limit)} cgroup ==", flush=True)
+    s = Story(args, {"JUPYTER_GUARD_ACTION": "warn", "JUPYTER_GUARD_CEILING": "off"}, attended=True)
     try:
         before = s.cg.oom_kills()
         for cell in code:
             t = time.monotonic()
             status = s.run_cell(cell)
             if FIT_CELL in cell.source:
-                return {"oom_kill": s.cg.oom_kills() - before, "oom_before": before, "oom_after": s.cg.oom_kills(), "status": status,
-                        "seconds": time.monotonic() - t, "peak": s.sampler.peak,
+                return {"oom_kill": s.cg.oom_kills() - before, "oom_before": before, "oom_after": s.cg.oom_kills(),
+                        "status": status, "seconds": time.monotonic() - t, "peak": s.sampler.peak,
                         "text": strip_ansi(text_of(cell))}
             if status != "ok":
                 raise RuntimeError(f"control: setup cell failed: {status}\n{text_of(cell)}")
@@ -223,16 +271,19 @@ def control(args) -> dict:
         s.cleanup()
 
 
-def story(args) -> dict:
+def story(args, run: int) -> dict:
+    """One run of the whole notebook; what it measured."""
     import nbformat
     nb = nbformat.read(NOTEBOOK, as_version=4)
-    action = "pause"
-    print(f"\n== story: JUPYTER_GUARD_ACTION={action}"
-          f"{', JUPYTER_GUARD_PAUSE=' + args.pause if args.pause else ''}, {fmt(args.limit)} cgroup ==", flush=True)
-    s = Story(args, action)
-    r = {"cells": []}
+    settings = {"JUPYTER_GUARD_ACTION": "pause", **({"JUPYTER_GUARD_PAUSE": args.pause} if args.pause else {})}
+    who = "headless (no JPY_SESSION_NAME)" if args.headless else "a notebook's kernel (JPY_SESSION_NAME set)"
+    print(f"\n== story, run {run} of {args.runs}: {who}, "
+          f"{', '.join(f'{k}={v}' for k, v in settings.items())}, {fmt(args.limit)} cgroup ==", flush=True)
+    started = time.monotonic()
+    r = {"cells": [], "fit": {}}
+    s = Story(args, settings, attended=not args.headless)
     try:
-        oom_before = s.cg.oom_kills()
+        r["oom_before"] = s.cg.oom_kills()
         for cell in nb.cells:
             if cell.cell_type != "code":
                 continue
@@ -243,29 +294,28 @@ def story(args) -> dict:
                 status = s.run_cell(cell, unexpected_pause(s, cell, r))
             took = time.monotonic() - t0
             ws = s.cg.working_set()  # as the cell ends
-            r["cells"].append((cell.execution_count, status, took, ws, cell.source.splitlines()[0]))
-            print(f"cell [{cell.execution_count}] {status:<18} {took:6.1f} s  working set {fmt(ws)}"
+            print(f"cell [{cell.execution_count}] {status:<22} {took:6.1f} s  working set {fmt(ws)}"
                   f"  {cell.source.splitlines()[0][:60]}", flush=True)
             if FIT_CELL in cell.source:
-                r["ws_after_interrupt"] = ws
-            if RELEASE_CELL in cell.source:
-                r["release_status"], r["ws_after_release"] = status, ws
+                r["ws_after_fit"] = ws
             if RETRAIN_CELL in cell.source:
                 r["retrain_status"], r["retrain_text"] = status, strip_ansi(text_of(cell))
-            if "session started" in cell.source and "print" in cell.source and cell is nb.cells[-1]:
+            if STATE_CELL in cell.source and cell is nb.cells[-1]:
                 r["state_status"], r["state_text"] = status, strip_ansi(text_of(cell))
-        r["oom_before"], r["oom_after"] = oom_before, s.cg.oom_kills()
-        r["oom_kill"] = r["oom_after"] - oom_before
+        r["oom_after"] = s.cg.oom_kills()
         r["peak"] = s.sampler.peak
-        r["max_usage_raw"] = int(s.cg.read("memory.max_usage_in_bytes"))
+    except Exception as e:  # a hang or a lost kernel fails this run, not the others
+        r["error"] = f"{type(e).__name__}: {e}"
+        r["oom_after"] = s.cg.oom_kills()
     finally:
         s.close()
         r["guard_log"] = s.log_path.read_text()
+        r["log"] = Path(args.output).with_suffix(f".run{run}.log")
+        shutil.copyfile(s.log_path, r["log"])
         s.cleanup()
-    out = Path(args.output)
+    r["seconds"] = time.monotonic() - started
     nb.metadata["kernelspec"] = {"display_name": "Python 3 (guarded, 2 GiB cgroup)", "language": "python", "name": "cnn-guarded"}
-    nbformat.write(nb, out)
-    r["notebook"] = out
+    nbformat.write(nb, args.output)
     return r
 
 
@@ -274,43 +324,99 @@ def unexpected_pause(s: Story, cell, r: dict):
     note it and interrupt at once, so that the run fails instead of
     waiting for a user."""
     def watch(name, text):
-        if name == "stderr" and "paused the kernel" in text and "pauses" not in r:
+        if name == "stderr" and any(h in text for h in PAUSE_HEADS) and "pauses" not in r:
             r["pauses"] = f"cell [{cell.execution_count}] {cell.source.splitlines()[0][:60]}"
             s.km.interrupt_kernel()
     return watch
 
 
 def fit_cell(s: Story, cell, r: dict) -> str:
-    """Runs the fit cell; on the guard's pause notice, checks that the
-    kernel is stopped and the OOM killer has not fired, waits as a user
-    reading the notice would, and interrupts."""
+    """Runs the fit cell. At each pause notice it checks that the kernel is
+    stopped and the OOM killer has not fired, waits as a user reading the
+    notice would, and presses ■ (interrupts the kernel, as JupyterLab
+    does: SIGINT to the kernel's process group)."""
     t0 = time.monotonic()
-    seen = {}
+    f = r["fit"]
+    f["pauses"] = 0
 
     def watch(name, text):
         if name != "stderr":
             return
-        if "memory warning" in text and "warned" not in seen:
-            seen["warned"] = time.monotonic() - t0
-        if "paused the kernel" in text and "paused" not in seen:
-            seen["paused"] = time.monotonic() - t0
-            seen["oom_at_pause"] = s.cg.oom_kills()
-            seen["ws_at_pause"] = s.sampler.last
-            time.sleep(args_reading)
-            pids = s.kernel_pids()
-            seen["states"] = {p: proc_state(p) for p in pids}
-            seen["ws_after_wait"] = s.sampler.last
-            seen["oom_before_interrupt"] = s.cg.oom_kills()
-            seen["interrupted"] = time.monotonic() - t0
+        if WARNING in text and "warned" not in f:
+            f["warned"] = time.monotonic() - t0
+        if any(h in text for h in PAUSE_HEADS):
+            f["pauses"] += 1
+            if "paused" not in f:
+                f["paused"], f["ws_at_pause"], f["oom_at_pause"] = time.monotonic() - t0, s.sampler.last, s.cg.oom_kills()
+            time.sleep(s.args.reading)
+            f.setdefault("states", {p: proc_state(p) for p in s.kernel_pids()})
+            f.setdefault("interrupted", time.monotonic() - t0)
             s.km.interrupt_kernel()
 
-    args_reading = s.args.reading
-    oom_before = s.cg.oom_kills()
     status = s.run_cell(cell, watch)
-    r["fit"] = {**seen, "status": status, "oom_kill": s.cg.oom_kills() - oom_before,
-                "ended": time.monotonic() - t0, "peak": s.sampler.peak,
-                "text": strip_ansi(text_of(cell))}
+    f.update(status=status, error=error_of(cell), ended=time.monotonic() - t0, peak=s.sampler.peak,
+             text=strip_ansi(text_of(cell)))
+    stderr = "".join(o.text for o in cell.outputs if o.output_type == "stream" and o.name == "stderr")
+    f["note"] = "refused" if REFUSED in stderr else "near" if NEAR in stderr else ""
     return status
+
+
+def checks(args, r: dict) -> dict:
+    """What a run must show, by name: True, False, or None (not asked)."""
+    f = r["fit"]
+    attended = not args.headless
+    return {
+        "no error in the script": "error" not in r,
+        "warned in the fit cell": "warned" in f,
+        "paused in the fit cell" if attended else "no pause (nobody can answer one)":
+            f.get("pauses", 0) > 0 if attended else f.get("pauses") == 0,
+        "kernel processes stopped while paused": (bool(f.get("states")) and all(st == "T" for st in f["states"].values()))
+            if attended else None,
+        "fit cell ended with a memory error": f.get("status") in MEMORY_ERRORS,
+        "the guard's note under the fit cell": bool(f.get("note")),
+        "no OOM kill through the run": r.get("oom_before") == r.get("oom_after"),
+        "no pause outside the fit cell": "pauses" not in r,
+        "retrained with the smaller batch": r.get("retrain_status") == "ok",
+        "earlier variables still there": r.get("state_status") == "ok",
+    }
+
+
+def at(f: dict, key: str) -> str:
+    """When something happened in the fit cell: "12.3 s", or "never"."""
+    return f"{f[key]:.1f} s" if key in f else "never"
+
+
+def describe(args, r: dict, ok: dict):
+    f = r["fit"]
+    print(f"fit cell: warned at {at(f, 'warned')}, "
+          + (f"paused at {at(f, 'paused')} at {fmt(f.get('ws_at_pause', 0))} "
+             f"(processes {f.get('states')}), ■ at {at(f, 'interrupted')}, {f.get('pauses')} pause(s); "
+             if not args.headless else f"{f.get('pauses')} pause(s); ")
+          + f"ended {f.get('status')} at {f.get('ended', 0):.1f} s, note: {f.get('note') or 'none'}; "
+          f"peak {fmt(r.get('peak', f.get('peak', 0)))}; working set after it {fmt(r.get('ws_after_fit', 0))}")
+    print(f"fit cell's error: {f.get('error')}")
+    acc = re.search(r"accuracy ([0-9.]+), loss ([0-9.]+)", r.get("retrain_text", ""))
+    print(f"retrain with batch 64 {r.get('retrain_status')}: "
+          f"{'accuracy ' + acc[1] + ', loss ' + acc[2] if acc else r.get('retrain_text', '').strip().splitlines()[-3:]}")
+    print(f"state {r.get('state_status')}: {r.get('state_text', '').strip()}")
+    print(f"oom_kill {r.get('oom_before')} -> {r.get('oom_after')}; run took {r['seconds']:.0f} s")
+    if "pauses" in r:
+        print(f"the guard also paused {r['pauses']} (interrupted by the script)")
+    if "error" in r:
+        print(f"script: {r['error']}")
+    for name, good in ok.items():
+        print(f"{'skip' if good is None else 'ok  ' if good else 'FAIL'} {name}")
+
+
+def summary(args, r: dict, passed: bool, run: int) -> str:
+    f = r["fit"]
+    end = f.get("status", "?") + (f" + {f['note']} note" if f.get("note") else " (no note)")
+    acc = re.search(r"accuracy ([0-9.]+)", r.get("retrain_text", ""))
+    return (f"run {run}: {'PASS' if passed else 'FAIL'}  fit cell {end} after {f.get('ended', 0):.1f} s"
+            + (f" (paused {at(f, 'paused')}, ■ {at(f, 'interrupted')})" if not args.headless else "")
+            + f"; peak {fmt(r.get('peak', 0))}; batch 64 {r.get('retrain_status')}"
+            + (f" (accuracy {acc[1]})" if acc else "")
+            + f"; variables {r.get('state_status')}; oom_kill {r.get('oom_before')} -> {r.get('oom_after')}; {r['seconds']:.0f} s")
 
 
 def main():
@@ -318,9 +424,12 @@ def main():
     p.add_argument("--venv", type=Path, default=ROOT / "bench" / ".venv-cnn", help="where the CNN venv lives")
     p.add_argument("--limit", type=int, default=2 * GiB, help="the cgroup's limit in bytes (default 2 GiB)")
     p.add_argument("--pause", help="JUPYTER_GUARD_PAUSE for the story (default: the guard's, 95%%)")
-    p.add_argument("--reading", type=float, default=3.0, help="seconds the 'user' reads the pause notice before interrupting")
-    p.add_argument("--skip-control", action="store_true", help="skip the warn-only run that shows the batch is OOM-killed unguarded")
-    p.add_argument("-o", "--output", default=str(ROOT / "bench" / "cnn.out.ipynb"), help="the executed notebook")
+    p.add_argument("--reading", type=float, default=3.0, help="seconds the 'user' reads the pause notice before pressing ■")
+    p.add_argument("--runs", type=int, default=1, help="how many story runs (default 1)")
+    p.add_argument("--headless", action="store_true",
+                   help="start the kernel as nbclient or papermill do (no JPY_SESSION_NAME): no pause, the ceiling stops the fit")
+    p.add_argument("--skip-control", action="store_true", help="skip the run with the ceiling off and action warn, which is OOM-killed")
+    p.add_argument("-o", "--output", default=str(ROOT / "bench" / "cnn.out.ipynb"), help="the last run's executed notebook; each run's log beside it (OUT.runN.log)")
     args = p.parse_args()
 
     if os.geteuid() != 0:
@@ -329,61 +438,37 @@ def main():
         sys.exit("cnn_story: needs cgroup v1's memory controller (no 'memory' line in /proc/self/cgroup)")
     ensure_venv(args.venv)
     subprocess.run(["make", "-s", "build"], cwd=ROOT, check=True)
+    commit = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    print(f"cnn_story: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, commit {commit}, "
+          f"python3 bench/cnn_story.py {' '.join(sys.argv[1:])}", flush=True)
 
-    t = time.monotonic()
     c = None if args.skip_control else control(args)
-    r = story(args)
-    report(args, c, r, time.monotonic() - t)
-
-
-def report(args, c, r, total):
-    f = r.get("fit", {})
-    print("\n== what the user sees in the fit cell ==\n")
-    print(f.get("text", "(the fit cell did not run)"))
     if c:
-        print("\n== control (guard only warns): the fit cell ended ==\n")
-        print(c["text"][-3000:])
-    print("\n== figures ==")
+        print(f"control: fit cell {c['status']} after {c['seconds']:.1f} s, oom_kill {c['oom_before']} -> {c['oom_after']}, "
+              f"peak working set {fmt(c['peak'])} of {fmt(args.limit)}\n{c['text'][-1500:]}", flush=True)
+    lines, shown = [], False
+    for run in range(1, args.runs + 1):
+        r = story(args, run)
+        ok = checks(args, r)
+        passed = all(good is not False for good in ok.values())
+        if not shown or not passed:  # what the user sees, once, and for every failure
+            print("\n-- what the user sees in the fit cell --\n" + r["fit"].get("text", "(the fit cell did not run)"))
+            shown = True
+        if not passed:
+            print(f"-- the guard's log ({r['log']}), last lines --\n" + r["guard_log"][-4000:])
+        describe(args, r, ok)
+        lines.append((passed, summary(args, r, passed, run)))
+        print(lines[-1][1], flush=True)
+
+    print("\n== summary ==")
     if c:
-        print(f"control: oom_kill {c['oom_before']} -> {c['oom_after']}, fit cell {c['status']} after {c['seconds']:.1f} s, "
-              f"peak working set {fmt(c['peak'])} of {fmt(args.limit)}")
-    print(f"story: warned at {f.get('warned', float('nan')):.1f} s, paused at {f.get('paused', float('nan')):.1f} s into the fit cell; "
-          f"working set at the pause {fmt(f.get('ws_at_pause', 0))}, {args.reading:.0f} s later {fmt(f.get('ws_after_wait', 0))}")
-    print(f"story: kernel processes while paused: {f.get('states')}")
-    print(f"story: oom_kill count at the interrupt {f.get('oom_before_interrupt')} (at start 0), "
-          f"fit cell ended {f.get('status')} {f.get('ended', 0) - f.get('interrupted', 0):.1f} s after the interrupt, "
-          f"oom_kill in the fit cell +{f.get('oom_kill')}")
-    print(f"story: peak working set {fmt(r.get('peak', 0))} of {fmt(args.limit)} "
-          f"(raw usage peak {fmt(r.get('max_usage_raw', 0))}, counts page cache); oom_kill over the story +{r.get('oom_kill')}")
-    print(f"story: working set after the interrupt {fmt(r.get('ws_after_interrupt', 0))}, "
-          f"after the release cell ({r.get('release_status')}) {fmt(r.get('ws_after_release', 0))}")
-    if "pauses" in r:
-        print(f"story: the guard also paused {r['pauses']} (interrupted by the script)")
-    print(f"story: oom_kill {r.get('oom_before')} -> {r.get('oom_after')} over the story")
-    acc = re.search(r"accuracy ([0-9.]+), loss ([0-9.]+)", r.get("retrain_text", ""))
-    print(f"story: retrain with batch 64 {r.get('retrain_status')}: "
-          f"{'accuracy ' + acc[1] + ', loss ' + acc[2] if acc else r.get('retrain_text', '').strip().splitlines()[-1:]}")
-    print(f"story: state {r.get('state_status')}: {r.get('state_text', '').strip()}")
-    print(f"run took {total:.0f} s; executed notebook: {r['notebook']}")
-    checks = {
-        "control run OOM-killed (the batch is really too large)": None if c is None else c["oom_kill"] > 0,
-        "warned in the fit cell": "warned" in f,
-        "paused in the fit cell": "paused" in f,
-        "kernel processes stopped while paused": bool(f.get("states")) and all(st == "T" for st in f["states"].values()),
-        "no OOM kill through the story": r.get("oom_kill") == 0,
-        "fit cell ended by the interrupt": f.get("status") == "KeyboardInterrupt",
-        "memory given back by the release cell (under half the limit)": r.get("release_status") == "ok"
-            and 0 < r.get("ws_after_release", 0) < args.limit // 2,
-        "no pause outside the fit cell": "pauses" not in r,
-        "retrained with the smaller batch": r.get("retrain_status") == "ok",
-        "earlier variables still there": r.get("state_status") == "ok",
-    }
-    print()
-    for name, ok in checks.items():
-        print(f"{'skip' if ok is None else 'ok  ' if ok else 'FAIL'} {name}")
-    passed = all(ok is not False for ok in checks.values())
-    print("PASS" if passed else "FAIL")
-    sys.exit(0 if passed else 1)
+        print(f"control (ceiling off, action warn): {'OOM-killed' if c['oom_kill'] > 0 else 'NOT OOM-killed'}, "
+              f"fit cell {c['status']} after {c['seconds']:.1f} s, peak {fmt(c['peak'])}")
+    for _, line in lines:
+        print(line)
+    good = sum(passed for passed, _ in lines)
+    print(f"{good} of {len(lines)} runs PASS{'' if c is None else '; control ' + ('PASS' if c['oom_kill'] > 0 else 'FAIL')}")
+    sys.exit(0 if good == len(lines) and (c is None or c["oom_kill"] > 0) else 1)
 
 
 if __name__ == "__main__":
