@@ -374,8 +374,9 @@ func (g *Guard) Refusal(e memerr.Error) (notice.Refusal, bool) {
 	ended := false
 	if e.Asked > 0 && e.Asked <= left && !e.Near {
 		// Every process had room for it at the samples: not the
-		// ceiling's, unless one ended since, unseen at its line.
-		if !g.ceil.Ended() {
+		// ceiling's, unless one ended since, unseen at its line, or it
+		// came from a worker that may have lived between two samples.
+		if !g.ceil.Ended() && !e.Worker {
 			return notice.Refusal{}, false
 		}
 		ended = true

@@ -109,11 +109,12 @@ def test_a_limit_above_the_containers_cgroup_mount_is_said_to_be_unseen(kernelsp
 
 
 @pytest.mark.timeout(GUEST_SECONDS + 90)
-def test_an_oom_kill_is_diagnosed_from_memory_events(kernelspecs, jupyter_dirs, guardctl, tmp_path):
-    """action=warn lets the cell reach the limit; the kernel log is hidden
-    from the guard, so only memory.events of the kernel's (charged) group
-    tells that the OOM killer acted."""
+def test_an_oom_kill_is_diagnosed_from_memory_events(kernelspecs, jupyter_dirs, guardctl, tmp_path, monkeypatch):
+    """action=warn and no allocation ceiling let the cell reach the limit;
+    the kernel log is hidden from the guard, so only memory.events of the
+    kernel's (charged) group tells that the OOM killer acted."""
     need_guest()
+    monkeypatch.setenv("JUPYTER_GUARD_CEILING", "off")
     report = in_guest(tmp_path, jupyter_dirs, guardctl, ["-m", "256M"], layout="nomem", notebook=str(GROW), kmsg=False,
                       args=["--action", "warn"])
     assert report["events"]["oom_kill"] >= 1, report["events"]

@@ -8,6 +8,7 @@ package memerr
 
 import (
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -22,6 +23,10 @@ type Error struct {
 	// Near: the guard's own hook raised it, before the cell reached its
 	// line (ceiling.NearSignal): nothing was refused yet.
 	Near bool
+	// Worker: it was raised in a worker process and passed to the cell
+	// (multiprocessing, concurrent.futures, joblib): the worker may have
+	// come and gone between two of the guard's samples.
+	Worker bool
 }
 
 // Work is what a cell that ran out of memory was doing.
@@ -80,8 +85,13 @@ func Find(ename, evalue string, traceback []string) (Error, bool) {
 	}
 	e.Asked = asked(text)
 	e.Work = work(text)
+	e.Worker = slices.ContainsFunc(workerSigns, func(s string) bool { return strings.Contains(text, s) })
 	return e, true
 }
+
+// workerSigns are what a traceback passed on from a worker process shows:
+// multiprocessing's and concurrent.futures' remote traceback, joblib's.
+var workerSigns = []string{"RemoteTraceback", "multiprocessing/pool.py", "concurrent/futures/process.py", "joblib"}
 
 // bash: "bash: xrealloc: cannot allocate 979673088 bytes", after which
 // bash_kernel restarts bash.
