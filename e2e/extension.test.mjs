@@ -49,7 +49,10 @@ for (const ui of ['lab', 'notebook']) {
     : 'extension (Notebook 7): Kernel > Show Guarded Kernels, memory / budget and PAUSED in the panel, Resume and Interrupt there';
   story(title, {
     name: `extension-${ui}`,
-    env: { JUPYTER_GUARD_LIMIT: LIMIT },
+    // Resume, then a second pause: the guard without the allocation
+    // ceiling. With it, Resume runs on to the ceiling, where the cell ends
+    // with MemoryError (tests/test_ceiling.py).
+    env: { JUPYTER_GUARD_LIMIT: LIMIT, JUPYTER_GUARD_CEILING: 'off' },
     notebooks: { 'grow.ipynb': notebook(GUARDED, CELLS) },
   }, async ({ server, page }) => {
     // The extension's own requests, to check how often it polls.
