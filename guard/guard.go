@@ -391,8 +391,10 @@ func (g *Guard) Refusal(e memerr.Error) (notice.Refusal, bool) {
 
 // CeilingReached is where the allocation ceiling holds if the running
 // cell took the kernel to it (a process was found at its line, or within
-// the zone below it, at the latest samples), for the diagnosis of a
-// kernel that died there; 0 otherwise.
+// the zone below it, at the latest samples, or so close that the cell's
+// growth since the last sample covers what was left: V8 grows its heap in
+// steps that may reach the line between two samples), for the diagnosis
+// of a kernel that died there; 0 otherwise.
 func (g *Guard) CeilingReached() uint64 {
 	if g.ceil == nil {
 		return 0
@@ -401,7 +403,15 @@ func (g *Guard) CeilingReached() uint64 {
 	left, ok := g.ceil.Least()
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if _, running := g.ledger.Current(); !running || !bitten && (!ok || left > g.budget.Reserve/2) {
+	cell, running := g.ledger.Current()
+	if !running || g.budget.Reserve == 0 {
+		return 0
+	}
+	reach := g.budget.Reserve / 2
+	if _, at, seen := g.ledger.Last(); seen && cell.Rate > 0 {
+		reach = max(reach, uint64(cell.Rate*time.Since(at).Seconds()))
+	}
+	if !bitten && (!ok || left > reach) {
 		return 0
 	}
 	return g.budget.Ceiling()

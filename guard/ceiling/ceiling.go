@@ -219,13 +219,15 @@ func (c *Ceiling) Keep(pids []int, each []proctree.Usage, plan Plan) {
 			c.log.Printf("memory guard: ceiling: pid %d reached its line (%s of private memory); lifted by %s for the error to get out",
 				pid, units.FormatBytes(p.line), units.FormatBytes(plan.Lift))
 			c.set(pid, p, p.liftTo)
-			// Reached between two samples by growing, unseen in its zone: a
-			// process that takes the hook is told now, so that MemoryError
-			// is raised in the cell with the room just given, even where
-			// its own error path is what is stuck (xeus-python's, a dict
-			// growing by small allocations). One that did not grow (a
-			// kernel waiting on a Pool whose worker took the room) is not.
-			if p.data > prev && !prevAt.IsZero() {
+			// Back at its line after a lift, still growing, unseen in its
+			// zone: its own error path is what is stuck (xeus-python's, a
+			// dict growing by small allocations), and a process that takes
+			// the hook is told, so that MemoryError is raised in the cell
+			// with the room just given. At its first lift it is not: the
+			// cell may be handling the refusal itself (an mprotect that
+			// returned ENOMEM). One that did not grow (a kernel waiting on
+			// a Pool whose worker took the room) is not either.
+			if p.lifted > plan.Lift && p.data > prev && !prevAt.IsZero() {
 				c.tell(pid, p, plan)
 			}
 			continue

@@ -310,7 +310,8 @@ func TestStuckAtTheLineIsLifted(t *testing.T) {
 
 // TestStuckAtTheLineIsToldToo: a process that catches NearSignal and
 // reached its line between two samples, never seen in its zone, is lifted
-// and told at once, and counted as having had nothing left.
+// and counted as having had nothing left; back at its line after the lift,
+// it is told.
 func TestStuckAtTheLineIsToldToo(t *testing.T) {
 	p := start(t)
 	if a := p.do(t, "catch"); a != "ok" {
@@ -327,13 +328,14 @@ func TestStuckAtTheLineIsToldToo(t *testing.T) {
 	if got := limit(t, p.pid).Cur; got != line+4*mib {
 		t.Errorf("limit %d, want lifted to %d", got, line+4*mib)
 	}
-	if got := p.line(t); got != "told" {
-		t.Fatalf("at its line: %q, want told", got)
-	}
-	// What it had left is what it had at its line, not at the sample
-	// before: the note under the cell says so.
 	if left, ok := c.Least(); !ok || left > atLine {
 		t.Errorf("Least = %d, %v; want at most %d", left, ok, atLine)
+	}
+	for p.do(t, "map 1") == "ok" {
+	}
+	keep(t, c, plan, p.pid)
+	if got := p.line(t); got != "told" {
+		t.Fatalf("at its line again: %q, want told", got)
 	}
 }
 
