@@ -435,3 +435,49 @@ func TestALibraryThatDiesOfARefusalIsNamed(t *testing.T) {
 		t.Error("Least after Off")
 	}
 }
+
+// TestALibraryMappedLaterIsNamedOnceTheProcessGrew: a process already
+// held that maps TensorFlow's library in a later cell, growing by more
+// than rescanStep from its lowest (as the import does), is named at the
+// next Keep, though its libraries are no longer read at every cell.
+func TestALibraryMappedLaterIsNamedOnceTheProcessGrew(t *testing.T) {
+	lib := t.TempDir() + "/libtensorflow_framework.so.2"
+	if err := os.WriteFile(lib, make([]byte, 4096), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("python3", "-c", "import mmap, sys, time\nprint('ready', flush=True)\nsys.stdin.readline()\n"+
+		"f = open(sys.argv[1], 'rb')\nm = mmap.mmap(f.fileno(), 4096, prot=mmap.PROT_READ)\n"+
+		"grown = bytearray(80 << 20)\nprint('mapped', flush=True)\ntime.sleep(60)", lib)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	said := bufio.NewReader(out)
+	if line, _ := said.ReadString('\n'); line != "ready\n" {
+		t.Fatalf("the process said %q", line)
+	}
+	c := newCeiling(t)
+	plan := Plan{Room: 512 * mib, Step: 2 * mib}
+	keep(t, c, plan, cmd.Process.Pid)
+	if a := c.Aborts(); a != "" {
+		t.Fatalf("Aborts = %q before the library was mapped", a)
+	}
+	if _, err := in.Write([]byte("go\n")); err != nil {
+		t.Fatal(err)
+	}
+	if line, _ := said.ReadString('\n'); line != "mapped\n" {
+		t.Fatalf("the process said %q", line)
+	}
+	keep(t, c, plan, cmd.Process.Pid)
+	if want := fmt.Sprintf("TensorFlow (pid %d)", cmd.Process.Pid); c.Aborts() != want {
+		t.Errorf("Aborts = %q after the process grew by 80 MiB, want %q", c.Aborts(), want)
+	}
+}
