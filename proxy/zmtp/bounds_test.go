@@ -117,10 +117,15 @@ func TestOldestUnprovenMakesRoom(t *testing.T) {
 func TestProvenPeersKeepTheirSlots(t *testing.T) {
 	var log logLines
 	r := listenJudgingRouter(t, bindEndpoint(t, "tcp"), log.log, judge(t), zmtp.WithLimits(zmtp.LimitsOf(2, time.Hour, 0)))
+	// The judge echoes a message before its verdict proves the peer; the
+	// echo of a second message, read after that verdict, says it has
+	// (without it, a newcomer once found b unproven and took its slot).
 	a := dialIdle(t, r.Endpoint(), "DEALER", "a")
 	stillOpen(t, a, "signed")
+	stillOpen(t, a, "a")
 	b := dialIdle(t, r.Endpoint(), "DEALER", "b")
 	stillOpen(t, b, "signed")
+	stillOpen(t, b, "b")
 	if c, err := zmtp.DialRaw(r.Endpoint(), "DEALER", nil, patience); err == nil {
 		closedByProxy(t, c, "a newcomer to a full socket")
 		c.Close()
