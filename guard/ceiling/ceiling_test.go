@@ -399,15 +399,22 @@ func TestAProcessThatLeavesWhileACellRunsIsNoted(t *testing.T) {
 	}
 }
 
-// TestALibraryThatDiesOfARefusalIsNamed: a process that maps TensorFlow's
-// library (here a file of that name) is named by Aborts; Off gives its
-// own limit back and holds no line again.
-func TestALibraryThatDiesOfARefusalIsNamed(t *testing.T) {
+// startMapping starts a Python process that runs before, maps a file named
+// as TensorFlow's library, runs after, says "mapped" and sleeps; it is
+// killed when the test ends.
+func startMapping(t *testing.T, before, after string) (*exec.Cmd, io.Writer, *bufio.Reader) {
+	t.Helper()
 	lib := t.TempDir() + "/libtensorflow_framework.so.2"
 	if err := os.WriteFile(lib, make([]byte, 4096), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("python3", "-c", "import mmap, sys, time\nf = open(sys.argv[1], 'rb')\nm = mmap.mmap(f.fileno(), 4096, prot=mmap.PROT_READ)\nprint('mapped', flush=True)\ntime.sleep(60)", lib)
+	script := "import mmap, sys, time\n" + before + "f = open(sys.argv[1], 'rb')\nm = mmap.mmap(f.fileno(), 4096, prot=mmap.PROT_READ)\n" +
+		after + "print('mapped', flush=True)\ntime.sleep(60)"
+	cmd := exec.Command("python3", "-c", script, lib)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -416,7 +423,15 @@ func TestALibraryThatDiesOfARefusalIsNamed(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	if line, _ := bufio.NewReader(out).ReadString('\n'); line != "mapped\n" {
+	return cmd, in, bufio.NewReader(out)
+}
+
+// TestALibraryThatDiesOfARefusalIsNamed: a process that maps TensorFlow's
+// library (here a file of that name) is named by Aborts; Off gives its
+// own limit back and holds no line again.
+func TestALibraryThatDiesOfARefusalIsNamed(t *testing.T) {
+	cmd, _, said := startMapping(t, "", "")
+	if line, _ := said.ReadString('\n'); line != "mapped\n" {
 		t.Fatalf("the process said %q", line)
 	}
 	before := limit(t, cmd.Process.Pid)
@@ -441,26 +456,7 @@ func TestALibraryThatDiesOfARefusalIsNamed(t *testing.T) {
 // than rescanStep from its lowest (as the import does), is named at the
 // next Keep, though its libraries are no longer read at every cell.
 func TestALibraryMappedLaterIsNamedOnceTheProcessGrew(t *testing.T) {
-	lib := t.TempDir() + "/libtensorflow_framework.so.2"
-	if err := os.WriteFile(lib, make([]byte, 4096), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("python3", "-c", "import mmap, sys, time\nprint('ready', flush=True)\nsys.stdin.readline()\n"+
-		"f = open(sys.argv[1], 'rb')\nm = mmap.mmap(f.fileno(), 4096, prot=mmap.PROT_READ)\n"+
-		"grown = bytearray(80 << 20)\nprint('mapped', flush=True)\ntime.sleep(60)", lib)
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	said := bufio.NewReader(out)
+	cmd, in, said := startMapping(t, "print('ready', flush=True)\nsys.stdin.readline()\n", "grown = bytearray(80 << 20)\n")
 	if line, _ := said.ReadString('\n'); line != "ready\n" {
 		t.Fatalf("the process said %q", line)
 	}
