@@ -87,6 +87,9 @@ type Guard struct {
 	// refusalLoses says what an allocation refused at the ceiling costs
 	// the kernel (notice.Facts), "" if it lives on with its variables.
 	refusalLoses string
+	// tensorPool is the limit the kernel's TensorFlow allocator was started
+	// with (SetTensorPool), 0 if none.
+	tensorPool uint64
 	// panel: the Jupyter server that started the kernel shows the guarded
 	// kernels panel (jupyter-guard's server extension said so).
 	panel bool
@@ -147,13 +150,20 @@ func New(cfg config.Config, n Notifier, logger *log.Logger) (*Guard, error) {
 // library that ends its process when an allocation is refused, is loaded
 // (ceiling.Aborts): the ceiling would kill it before the OOM killer does.
 // From then on the kernel is guarded as with JUPYTER_GUARD_CEILING=off:
-// the pause (or, headless, an interrupt) is the stop.
+// the pause (or, headless, an interrupt) is the stop, and TensorFlow's own
+// allocator, held to a limit from the start (SetTensorPool), fails a step
+// that outgrows it with ResourceExhaustedError.
 func (g *Guard) ceilingOff(lib string) {
 	g.ceil.Off()
 	g.mu.Lock()
 	g.budget.Reserve = 0
+	pool := g.tensorPool
 	g.mu.Unlock()
-	g.log.Printf("memory guard: the allocation ceiling is off for this kernel: %s is loaded, which ends its process when an allocation is refused; the pause is the stop", lib)
+	held := ""
+	if pool > 0 {
+		held = fmt.Sprintf(", and TensorFlow's own allocator is held to %s", units.FormatBytes(pool))
+	}
+	g.log.Printf("memory guard: the allocation ceiling is off for this kernel: %s is loaded, which ends its process when an allocation is refused; the pause is the stop%s", lib, held)
 }
 
 // detectLimit finds the memory limit that applies to pid: its cgroup's, or
@@ -363,6 +373,9 @@ func (g *Guard) MeasureGPU() (gpu.Usage, error) {
 // (the note is written in the background). False if the ceiling is off,
 // or e is not the ceiling's: what it asked for was there to take.
 func (g *Guard) Refusal(e memerr.Error) (notice.Refusal, bool) {
+	if e.Pool {
+		return g.poolRefusal(e)
+	}
 	if g.ceil == nil {
 		return notice.Refusal{}, false
 	}
@@ -387,6 +400,28 @@ func (g *Guard) Refusal(e memerr.Error) (notice.Refusal, bool) {
 	last, _, _ := g.ledger.Last()
 	return notice.Refusal{Asked: e.Asked, Left: left, Used: last.Of(b.Figure), Budget: b.Limit, Ceiling: b.Ceiling(),
 		Figure: b.Figure, Source: b.Source, Work: e.Work, Near: e.Near, Ended: ended}, true
+}
+
+// poolRefusal is Refusal for TensorFlow's allocator refusing at the limit
+// the guard started it with; false if the guard set none (the user's own).
+func (g *Guard) poolRefusal(e memerr.Error) (notice.Refusal, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.tensorPool == 0 {
+		return notice.Refusal{}, false
+	}
+	b := g.budget
+	last, _, _ := g.ledger.Last()
+	return notice.Refusal{Asked: e.Asked, Used: last.Of(b.Figure), Budget: b.Limit, Figure: b.Figure, Source: b.Source,
+		Work: e.Work, Pool: g.tensorPool}, true
+}
+
+// SetTensorPool tells the guard that the kernel was started with
+// TensorFlow's CPU allocator held to pool bytes (decide.Budget.TensorPool).
+func (g *Guard) SetTensorPool(pool uint64) {
+	g.mu.Lock()
+	g.tensorPool = pool
+	g.mu.Unlock()
 }
 
 // CeilingReached is where the allocation ceiling holds if the running
@@ -979,5 +1014,15 @@ func (g *Guard) facts(c *ledger.Cell, used, inFlight uint64, d decide.Decision) 
 		Line: d.Line, Next: next, Growth: c.Growth, Rate: c.Rate,
 		Again: done.Acted > 1, Unstopped: done.Unstopped, Fill: c.Fill, Room: d.Room, InFlight: inFlight, Short: decide.Short(b, used, inFlight),
 		InterruptEnds: g.interruptEnds, Panel: g.panel, Ceiling: b.Ceiling(), PauseTimeout: g.cfg.PauseTimeout, RefusalLoses: g.refusalLoses,
-		Outside: used - min(used, tree)}
+		Outside: used - min(used, tree), TensorPool: g.tensorPoolNow()}
+}
+
+// tensorPoolNow is the limit TensorFlow's allocator holds to where it
+// stands in for the ceiling (ceilingOff), 0 while the ceiling holds or
+// when the guard set none. Call with g.mu held.
+func (g *Guard) tensorPoolNow() uint64 {
+	if g.budget.Reserve > 0 {
+		return 0
+	}
+	return g.tensorPool
 }

@@ -120,6 +120,12 @@ func Run(cfg Config) error {
 	g.SetPanel(os.Getenv("JUPYTER_GUARD_PANEL") != "")
 	g.SetUnattended(headless(cfg.Guard.Headless))
 	s.announce()
+	pool := g.Budget().TensorPool()
+	if env := tensorPoolEnv(pool); env != nil {
+		s.cfg.Env = append(s.cfg.Env, env...)
+		g.SetTensorPool(pool)
+		s.cfg.Debug.Printf("memory guard: TensorFlow's CPU allocator is held to %v", env)
+	}
 	// The first usage_request then has the host's CPU use since now to
 	// report, not nothing (psutil's first cpu_percent() is meaningless).
 	if _, err := s.cpu.Host(); err != nil {

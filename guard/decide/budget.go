@@ -74,6 +74,27 @@ func (b Budget) Ceiling() uint64 {
 	return b.Limit - b.Reserve
 }
 
+// tfRuntime is what a TensorFlow kernel holds besides its tensors: about
+// 520 MiB at the peak of the seeds' CNN (TensorFlow 2.21 on the CPU, Keras
+// 3, with TensorFlow's allocator held to 1,000 MiB: a 1,524 MiB peak,
+// bench/cnn_story.py, 2026-11-27), with room for the notebook's own data.
+const tfRuntime = 768 << 20
+
+// TensorPool is how much TensorFlow's CPU allocator may hold in a kernel
+// under this budget, 0 when the ceiling is off. TensorFlow cannot live
+// under the ceiling (a refused allocation on one of its worker threads
+// aborts it, see ceiling.aborting), but its own allocator, held to a
+// limit, fails a step with ResourceExhaustedError and the kernel lives
+// on: the ceiling less what TensorFlow holds besides its tensors (a
+// quarter of it when that is more), and at least half of it.
+func (b Budget) TensorPool() uint64 {
+	c := b.Ceiling()
+	if c <= 2*tfRuntime {
+		return c / 2
+	}
+	return c - max(c/4, tfRuntime)
+}
+
 // CeilingNote is the start-up line's word on the allocation ceiling.
 func (b Budget) CeilingNote() string {
 	if b.Reserve == 0 {

@@ -86,3 +86,29 @@ func TestNewBudgetRefusesALimitAboveTheCgroup(t *testing.T) {
 		t.Errorf("err = %v, want one that quotes JUPYTER_GUARD_LIMIT=2GiB", err)
 	}
 }
+
+// TensorFlow's allocator gets the ceiling less what TensorFlow holds
+// besides its tensors, at least half the ceiling, and nothing without one.
+func TestTensorPool(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		env   map[string]string
+		limit uint64
+		want  func(ceiling uint64) uint64
+	}{
+		{"the seeds' 2 GiB", nil, 2 << 30, func(c uint64) uint64 { return c - 768*mib }},
+		{"1 GiB: half", nil, 1 << 30, func(c uint64) uint64 { return c / 2 }},
+		{"16 GiB: three quarters", nil, 16 << 30, func(c uint64) uint64 { return c - c/4 }},
+		{"no ceiling, no pool", map[string]string{"JUPYTER_GUARD_CEILING": "off"}, 2 << 30, func(uint64) uint64 { return 0 }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			b, err := NewBudget(load(t, tt.env), cgroup.Limit{Bytes: tt.limit, Kind: cgroup.V1Limit, Path: "/k"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := b.TensorPool(), tt.want(b.Ceiling()); got != want || got >= b.Ceiling() && got != 0 {
+				t.Errorf("TensorPool = %d MiB under a ceiling of %d MiB, want %d MiB", got>>20, b.Ceiling()>>20, want>>20)
+			}
+		})
+	}
+}

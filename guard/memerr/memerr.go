@@ -23,6 +23,9 @@ type Error struct {
 	// Near: the guard's own hook raised it, before the cell reached its
 	// line (ceiling.NearSignal): nothing was refused yet.
 	Near bool
+	// Pool: TensorFlow's own CPU allocator refused it at the limit it was
+	// given (TF_CPU_BFC_MEM_LIMIT_IN_MB): ResourceExhaustedError.
+	Pool bool
 	// Worker: it was raised in a worker process and passed to the cell
 	// (multiprocessing, concurrent.futures, joblib): the worker may have
 	// come and gone between two of the guard's samples.
@@ -51,6 +54,8 @@ var (
 	numpy = regexp.MustCompile(`Unable to allocate (\d+(?:\.\d+)?) (B|KiB|MiB|GiB|TiB|PiB|EiB) for an array`)
 	// PyTorch's CPU allocator: "you tried to allocate 123456 bytes"
 	torch = regexp.MustCompile(`tried to allocate (\d+) bytes`)
+	// TensorFlow: "OOM when allocating tensor with shape[768,32,32,16] and type float"
+	tfTensor = regexp.MustCompile(`OOM when allocating tensor with shape\[([0-9,]+)\] and type (\w+)`)
 	// R: "cannot allocate vector of size 7.5 Gb" (powers of 1024)
 	rVector = regexp.MustCompile(`cannot allocate vector of size (\d+(?:\.\d+)?) (Kb|Mb|Gb|Tb)`)
 )
@@ -83,6 +88,9 @@ func Find(ename, evalue string, traceback []string) (Error, bool) {
 	default:
 		return Error{}, false
 	}
+	// The name TensorFlow gives its CPU allocator when
+	// TF_CPU_ALLOCATOR_USE_BFC holds it to a limit.
+	e.Pool = strings.Contains(text, "by allocator bfc_cpu_allocator_for_gpu")
 	e.Asked = asked(text)
 	e.Work = work(text)
 	e.Worker = slices.ContainsFunc(workerSigns, func(s string) bool { return strings.Contains(text, s) })
@@ -117,11 +125,33 @@ func asked(text string) uint64 {
 	if m := rVector.FindStringSubmatch(text); m != nil {
 		return size(m[1], m[2])
 	}
+	if m := tfTensor.FindStringSubmatch(text); m != nil {
+		return tensorBytes(m[1], m[2])
+	}
 	if m := torch.FindStringSubmatch(text); m != nil {
 		n, _ := strconv.ParseUint(m[1], 10, 64)
 		return n
 	}
 	return 0
+}
+
+// dtypeBytes are the sizes of TensorFlow's dtypes by the name its OOM
+// message gives them.
+var dtypeBytes = map[string]uint64{"float": 4, "double": 8, "half": 2, "bfloat16": 2, "int8": 1, "uint8": 1,
+	"int16": 2, "uint16": 2, "int32": 4, "uint32": 4, "int64": 8, "uint64": 8, "bool": 1, "complex64": 8, "complex128": 16}
+
+// tensorBytes is the size of a tensor of shape dims ("768,32,32,16") and
+// dtype, 0 if either is not understood.
+func tensorBytes(dims, dtype string) uint64 {
+	n := dtypeBytes[dtype]
+	for d := range strings.SplitSeq(dims, ",") {
+		k, err := strconv.ParseUint(d, 10, 64)
+		if err != nil {
+			return 0
+		}
+		n *= k
+	}
+	return n
 }
 
 func size(number, unit string) uint64 {

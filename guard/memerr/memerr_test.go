@@ -31,7 +31,10 @@ func TestFind(t *testing.T) {
 		{"a GPU is another note", "OutOfMemoryError", "CUDA out of memory. Tried to allocate 2.00 GiB", nil, Error{}, false},
 		{"TensorFlow on a GPU", "ResourceExhaustedError", "OOM when allocating tensor with shape[768,64,64,64] on /job:localhost/replica:0/task:0/device:GPU:0", nil, Error{}, false},
 		{"TensorFlow on the CPU", "ResourceExhaustedError", "OOM when allocating tensor with shape[768,64,64,64] and type float on /job:localhost/replica:0/task:0/device:CPU:0 by allocator cpu", nil,
-			Error{Work: Fit}, true},
+			Error{Asked: 768 * 64 * 64 * 64 * 4, Work: Fit}, true},
+		{"TensorFlow's allocator held to a limit", "ResourceExhaustedError", "Graph execution error:\n\nDetected at node sequential_1/conv2d_9_1/convolution\n" +
+			"OOM when allocating tensor with shape[768,32,32,16] and type float on /job:localhost/replica:0/task:0/device:CPU:0 by allocator bfc_cpu_allocator_for_gpu", nil,
+			Error{Asked: 768 * 32 * 32 * 16 * 4, Work: Fit, Pool: true}, true},
 		{"another error", "ValueError", "MemoryError is not this", nil, Error{}, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -64,6 +64,10 @@ type Facts struct {
 	// variables. The notices say it before the ceiling is reached, and a
 	// pause nobody answers ends with an interrupt then, not a resume.
 	RefusalLoses string
+	// TensorPool is what TensorFlow's CPU allocator may hold, where the
+	// guard took the ceiling off for TensorFlow and held its allocator to
+	// that instead (decide.Budget.TensorPool); 0 otherwise.
+	TensorPool uint64
 }
 
 // Warning is posted when the warning threshold is crossed. Its forecast
@@ -100,7 +104,17 @@ func (f Facts) forecast() string {
 		return fmt.Sprintf("If it keeps growing, jupyter-guard will %s at %s; past %s an allocation fails (a memory error), and the kernel is kept.",
 			then, size(f.Next), size(f.Ceiling))
 	}
-	return fmt.Sprintf("If it keeps growing, jupyter-guard will %s at %s, before the OOM killer would kill the kernel.", then, size(f.Next))
+	return fmt.Sprintf("If it keeps growing, jupyter-guard will %s at %s, before the OOM killer would kill the kernel.", then, size(f.Next)) + f.tensorPool()
+}
+
+// tensorPool is what stops TensorFlow where the ceiling cannot: "" unless
+// the guard holds its allocator to a limit.
+func (f Facts) tensorPool() string {
+	if f.TensorPool == 0 {
+		return ""
+	}
+	return "\nTensorFlow's tensors are held to " + size(f.TensorPool) +
+		": a step that needs more fails with ResourceExhaustedError, and the kernel and its variables are kept."
 }
 
 // ceilingHolds is what the ceiling does: "an allocation past 998 MiB fails
@@ -168,7 +182,10 @@ func Paused(f Facts) string {
 		resumeHow, interruptHow = "Resume (the panel, or guardctl resume)", "Interrupt (■, Kernel > Interrupt Kernel, or the panel)"
 	}
 	l := []string{head, "  " + f.usage() + ";", "  " + f.reached("pause") + "."}
-	if f.Ceiling == 0 {
+	switch {
+	case f.TensorPool > 0:
+		l = append(l, "Left running, TensorFlow stops at "+size(f.TensorPool)+" of tensors (ResourceExhaustedError), keeping the kernel; other growth may still meet the OOM killer.")
+	case f.Ceiling == 0:
 		l = append(l, "Left running, the kernel would be killed by the OOM killer and its variables lost.")
 	}
 	l = append(l, choose,

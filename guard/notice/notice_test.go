@@ -105,6 +105,10 @@ func TestGolden(t *testing.T) {
 	deno, denoPaused, denoUnattended := withCeiling(cgroupFacts), withCeiling(paused), unattended
 	const loses = "this kernel (Deno kernel 2.9.8) ends when its JavaScript heap cannot grow"
 	deno.RefusalLoses, denoPaused.RefusalLoses, denoUnattended.RefusalLoses = loses, loses, loses
+	// TensorFlow: no ceiling (it aborts at one), its allocator held to
+	// 1.2 GiB instead.
+	tensorflow, tensorflowPaused := cgroupFacts, paused
+	tensorflow.TensorPool, tensorflowPaused.TensorPool = 1229*mib, 1229*mib
 	unsavedCeiling := withCeiling(unsavedAlone)
 	unsavedCeiling.Ceiling = 998 * mib
 
@@ -141,6 +145,8 @@ func TestGolden(t *testing.T) {
 		"alert-ceiling":           Alert(withCeiling(alert)),
 		"resumed-ceiling":         Resumed(withCeiling(resumed)),
 		"unanswered":              Unanswered(withCeiling(paused), time.Minute),
+		"warning-tensorflow":      Warning(tensorflow),
+		"paused-tensorflow":       Paused(tensorflowPaused),
 		"warning-refusal-ends":    Warning(deno),
 		"warning-unattended-ends": Warning(denoUnattended),
 		"paused-refusal-ends":     Paused(denoPaused),
@@ -148,6 +154,8 @@ func TestGolden(t *testing.T) {
 		"refused-array": Refused(Refusal{Asked: 2 * gib, Left: 842 * mib, Used: 156 * mib, Budget: gib, Ceiling: 998 * mib,
 			Figure: ledger.Tree, Source: "JUPYTER_GUARD_LIMIT", Work: memerr.Array}),
 		"refused-fit": Refused(Refusal{Left: 31 * mib, Used: 1990 * mib, Budget: 2 * gib, Ceiling: 1997 * mib,
+			Figure: ledger.Cgroup, Source: "cgroup v1 /cnn-story", Work: memerr.Fit}),
+		"refused-tensorflow": Refused(Refusal{Asked: 48 * mib, Used: 1410 * mib, Budget: 2 * gib, Pool: 1229 * mib,
 			Figure: ledger.Cgroup, Source: "cgroup v1 /cnn-story", Work: memerr.Fit}),
 		"refused-ended": Refused(Refusal{Asked: 64 * mib, Left: 209 * mib, Used: 880 * mib, Budget: gib, Ceiling: 998 * mib,
 			Figure: ledger.Cgroup, Source: "cgroup v1 /jupyter/kernel-1", Work: memerr.Array, Ended: true}),

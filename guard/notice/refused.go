@@ -23,6 +23,10 @@ type Refusal struct {
 	// ended since (a Pool's worker): it was most likely refused between
 	// two samples, and what it had left was not seen (Left is not).
 	Ended bool
+	// Pool is the limit jupyter-guard gave TensorFlow's CPU allocator
+	// (TF_CPU_BFC_MEM_LIMIT_IN_MB), when that is what refused: a kernel
+	// running TensorFlow has no ceiling, which would abort it.
+	Pool uint64
 }
 
 const (
@@ -50,9 +54,18 @@ func Refused(r Refusal) string {
 		head = refusedHead + " of " + size(r.Asked) + ": " + size(r.Left) + " was left."
 	}
 	usage := Facts{Used: r.Used, Budget: r.Budget, Figure: r.Figure, Source: r.Source}.usage()
+	where := "  " + usage + "; allocations fail past " + size(r.Ceiling) + "."
+	if r.Pool > 0 {
+		head = refusedHead + " in TensorFlow: its tensors may take " + size(r.Pool) + " here."
+		if r.Asked > 0 {
+			head = refusedHead + " of " + size(r.Asked) + " in TensorFlow: its tensors may take " + size(r.Pool) + " here."
+		}
+		where = "  " + usage + ";\n  jupyter-guard holds TensorFlow's CPU allocator to " + size(r.Pool) + " (TF_CPU_BFC_MEM_LIMIT_IN_MB): the rest is for TensorFlow itself and your data."
+		kept = "TensorFlow raised ResourceExhaustedError instead of the OOM killer ending the kernel: the kernel and its variables are kept."
+	}
 	l := []string{
 		head,
-		"  " + usage + "; allocations fail past " + size(r.Ceiling) + ".",
+		where,
 		kept,
 		"What to do:",
 		"  - " + advice[r.Work],
