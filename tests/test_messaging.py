@@ -378,8 +378,10 @@ def test_kernel_works_after_all_of_the_above(guarded):
 # faulthandler and the private sitecustomize dir that sends faulthandler's
 # report to the proxy are taken back out by that sitecustomize.
 # JPY_PARENT_PID names the proxy; JUPYTER_GUARD_TREE marks the kernel's
-# processes for the keeper that ends them with the proxy.
-PROXY_ENV = {"JPY_PARENT_PID", "JUPYTER_GUARD_TREE"}
+# processes for the keeper that ends them with the proxy; the TF_CPU_ pair
+# holds TensorFlow's allocator under the budget (it cannot live under the
+# ceiling).
+PROXY_ENV = {"JPY_PARENT_PID", "JUPYTER_GUARD_TREE", "TF_CPU_ALLOCATOR_USE_BFC", "TF_CPU_BFC_MEM_LIMIT_IN_MB"}
 
 
 def test_kernel_sees_the_same_environment(plain, guarded):
@@ -397,6 +399,7 @@ def test_kernel_sees_the_same_environment(plain, guarded):
     assert {k: v for k, v in g["env"].items() if k not in PROXY_ENV} == \
         {k: v for k, v in p["env"].items() if k not in PROXY_ENV}
     assert g["env"]["JPY_PARENT_PID"] == str(guarded.proc.pid)
+    assert g["env"]["TF_CPU_ALLOCATOR_USE_BFC"] == "true" and int(g["env"]["TF_CPU_BFC_MEM_LIMIT_IN_MB"]) > 0, g["env"]
     # The hook is in the proxy's private directory (jg-…/py).
     hook_dirs = [d for d in g["path"] if os.path.basename(os.path.dirname(d)).startswith("jg-")]
     assert len(hook_dirs) == 1, g["path"]
