@@ -44,7 +44,17 @@ func Refused(r Refusal) string {
 	case r.Work == memerr.Shell:
 		kept = "bash_kernel restarted bash: the kernel is kept, but bash's variables are lost."
 	}
+	usage := Facts{Used: r.Used, Budget: r.Budget, Figure: r.Figure, Source: r.Source}.usage()
+	where := "  " + usage + "; allocations fail past " + size(r.Ceiling) + "."
 	switch {
+	case r.Pool > 0:
+		of := ""
+		if r.Asked > 0 {
+			of = " of " + size(r.Asked)
+		}
+		head = refusedHead + of + " in TensorFlow: its tensors may take " + size(r.Pool) + " here."
+		where = "  " + usage + ";\n  jupyter-guard holds TensorFlow's CPU allocator to " + size(r.Pool) + " (TF_CPU_BFC_MEM_LIMIT_IN_MB): the rest is for TensorFlow itself and your data."
+		kept = "TensorFlow raised ResourceExhaustedError instead of the OOM killer ending the kernel: the kernel and its variables are kept."
 	case r.Near:
 		head = nearHead + ": it was " + size(r.Left) + " from the kernel's memory ceiling, where no allocation succeeds."
 		kept = "The cell ended before the OOM killer could end the kernel: the kernel and its variables are kept."
@@ -52,16 +62,6 @@ func Refused(r Refusal) string {
 		head = refusedHead + " of " + size(r.Asked) + ", most likely in a worker that has ended since."
 	case r.Asked > 0:
 		head = refusedHead + " of " + size(r.Asked) + ": " + size(r.Left) + " was left."
-	}
-	usage := Facts{Used: r.Used, Budget: r.Budget, Figure: r.Figure, Source: r.Source}.usage()
-	where := "  " + usage + "; allocations fail past " + size(r.Ceiling) + "."
-	if r.Pool > 0 {
-		head = refusedHead + " in TensorFlow: its tensors may take " + size(r.Pool) + " here."
-		if r.Asked > 0 {
-			head = refusedHead + " of " + size(r.Asked) + " in TensorFlow: its tensors may take " + size(r.Pool) + " here."
-		}
-		where = "  " + usage + ";\n  jupyter-guard holds TensorFlow's CPU allocator to " + size(r.Pool) + " (TF_CPU_BFC_MEM_LIMIT_IN_MB): the rest is for TensorFlow itself and your data."
-		kept = "TensorFlow raised ResourceExhaustedError instead of the OOM killer ending the kernel: the kernel and its variables are kept."
 	}
 	l := []string{
 		head,
