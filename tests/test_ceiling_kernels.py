@@ -68,7 +68,8 @@ def test_xeus_python_lives_on(start):
     k.ok("keep = 42")
     for code in ["big = bytearray(2 << 30)", "d = {}\ni = 0\nwhile True:\n    d[i] = (i, str(i))\n    i += 1"]:
         r = k.run(code)
-        assert r.status == "error" and "MemoryError" in r.error["ename"], r.reply["content"]
+        assert r.status == "error" and "MemoryError" in r.error["ename"], \
+            f"{r.reply['content']}\n--- the note:\n{r.stderr}\n--- the proxy and the kernel:\n{k.output()[-5000:]}"
         assert noted(r), r.stderr
         assert k.ok("print('kept', keep)").stdout == "kept 42\n"
         k.ok("d = big = None")
