@@ -910,13 +910,21 @@ func (g *Guard) ceilingPlan(s sampler.Sample, mem ledger.Memory, cell *ledger.Ce
 }
 
 // zone is how far below its line a process heading for it is told (see
-// ceiling.Plan): half the reserve, or, for a cell growing fast on a busy
-// machine, twice what it grows while a sample may come late, so that one
-// sample lands in the zone; no lower than halfway from the warning line
-// to the ceiling. While a pause a person can answer is still to come,
-// there is none: the pause comes first.
+// ceiling.Plan): half the reserve, or, for a cell growing fast, twice what
+// it grows while a sample may come late, so that one sample lands in the
+// zone; no lower than halfway from the warning line to the ceiling. While
+// a pause a person can answer is still to come, there is none: the pause
+// comes first.
+//
+// A sample may come a whole zoneLook late, beyond the lag the sampler
+// measured: on a machine whose cores are all busy, xeus-python's dict of
+// tuples (270-300 MiB/s) went from 89 MiB below its line to the line
+// between two samples in 3 of 18 runs, and there it died, of a thread's
+// first allocation at the line (glibc's "cannot allocate memory for
+// thread-local data: ABORT", or a segfault). Reaching the line is what
+// the zone is for avoiding.
 func zone(b decide.Budget, rate float64, lag time.Duration) uint64 {
-	late := uint64(2 * max(0, rate) * (sampler.MinWait + decide.Reaction + lag).Seconds())
+	late := uint64(2 * max(0, rate) * (zoneLook + decide.Reaction + lag).Seconds())
 	return min(max(b.Reserve/2, late), (b.Ceiling()-min(b.Ceiling(), b.Warn))/2)
 }
 
