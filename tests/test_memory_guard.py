@@ -45,6 +45,9 @@ PAUSE_LINE = LIMIT * 95 // 100
 
 DRIVER = TESTS / "memory_driver.py"
 
+CLIENT_PYTHON = KERNEL_ENVS[0].python  # jupyter_client and nbclient live in the main venv
+GROW_NOTEBOOK = REPO / "testdata" / "demo" / "grow.ipynb"
+
 
 @pytest.fixture(autouse=True)
 def without_the_ceiling(monkeypatch):
@@ -52,8 +55,6 @@ def without_the_ceiling(monkeypatch):
     CI on 2026-11-27, four of this module's cases lost a repetition each to
     the ceiling's MemoryError: the session was kept, but not by ■."""
     monkeypatch.setenv("JUPYTER_GUARD_CEILING", "off")
-CLIENT_PYTHON = KERNEL_ENVS[0].python  # jupyter_client and nbclient live in the main venv
-GROW_NOTEBOOK = REPO / "testdata" / "demo" / "grow.ipynb"
 
 
 def reps(kenv: KernelEnv, full: int) -> int:
