@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"bytes"
 	"encoding/json"
 	"time"
 
@@ -115,8 +116,18 @@ func (s *Supervisor) FromKernel(ch proxy.Channel, m *wire.Message, h, parent wir
 	}
 	if ch == proxy.Shell && h.MsgType == "execute_reply" {
 		s.mu.Lock()
+		cell := s.cells[parent.MsgID]
 		delete(s.cells, parent.MsgID)
+		erred := cell == nil || cell.erred
 		s.mu.Unlock()
+		// A kernel at its ceiling may fail to format its own traceback
+		// (IPython's first parses every frame's source: 5-10 MiB): it
+		// prints why to stderr and sends no error output, only the reply.
+		if !erred && bytes.Contains(m.Content, []byte(`"error"`)) {
+			if e, ok := decodeError(m.Content); ok {
+				s.checkMemoryError(parent.MsgID, m.Parent, e)
+			}
+		}
 	}
 	if ch == proxy.IOPub && h.MsgType == "stream" {
 		if name, text, ok := streamText(m.Content); ok {
@@ -128,6 +139,11 @@ func (s *Supervisor) FromKernel(ch proxy.Channel, m *wire.Message, h, parent wir
 		}
 	}
 	if ch == proxy.IOPub && h.MsgType == "error" && parent.MsgType == "execute_request" {
+		s.mu.Lock()
+		if cell := s.cells[parent.MsgID]; cell != nil {
+			cell.erred = true
+		}
+		s.mu.Unlock()
 		if e, ok := decodeError(m.Content); ok {
 			s.checkGPUError(parent.MsgID, m.Parent, e.text())
 			s.checkMemoryError(parent.MsgID, m.Parent, e)

@@ -70,6 +70,9 @@ type cellInfo struct {
 	code      string
 	execCount int       // from its execute_input; 0 until then
 	asked     time.Time // when the request came
+	// erred: an error output came for it. Without one, an error reply is
+	// where a memory error shows (see FromKernel).
+	erred bool
 }
 
 type interruptSent struct {

@@ -152,6 +152,26 @@ def test_a_reservation_is_not_refused(kernelspecs, cgroup, tmp_path):
     assert rep["oom_after"] == rep["oom_before"], rep
 
 
+def test_a_traceback_the_kernel_cannot_format_still_gets_the_note(kenv, kernels, tmp_path):
+    """At its line a kernel may fail to format its own traceback: IPython's
+    first one parses the source of every frame (5-10 MiB), and at a
+    MemoryError it prints "Unexpected exception formatting exception" to
+    stderr and sends no error output, only the reply's ename (1 of 20
+    repetitions of ipykernel 6.29's 64 MiB blocks in CI, 2026-11-28). The
+    formatter fails here on purpose; the refusal and the note are real."""
+    with headless(JUPYTER_GUARD_LIMIT="1GiB"):
+        k = kernels.start(kenv.guarded)
+    k.ok("keep = 42\nimport numpy as np")
+    r = k.run("def unformattable(*args, **kwargs):\n    raise MemoryError\n"
+              "get_ipython().InteractiveTB.structured_traceback = unformattable\n"
+              "big = np.ones(2 << 30, dtype=np.uint8)")
+    k.ok("del get_ipython().InteractiveTB.structured_traceback")
+    assert r.status == "error" and r.reply["content"]["ename"] == "MemoryError", r.reply["content"]
+    assert not r.of_type("error") and "Unexpected exception formatting exception" in r.stdout + r.stderr, r.iopub
+    assert REFUSED + " of 2 GiB" in r.stderr, r.stderr
+    assert k.ok("print(keep)").stdout == "42\n"
+
+
 # ----------------------------------------------------------- headless runs
 
 GROWER = nbformat.v4.new_notebook(cells=[
