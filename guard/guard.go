@@ -901,7 +901,7 @@ func (g *Guard) ceilingPlan(s sampler.Sample, mem ledger.Memory, cell *ledger.Ce
 		taken += cell.InFlight()
 	}
 	r := b.Reserve
-	p := ceiling.Plan{Room: b.Ceiling() - min(b.Ceiling(), taken), Step: r / 8, Lift: r / 4, MaxLift: r / 2, Running: running,
+	p := ceiling.Plan{Room: b.Ceiling() - min(b.Ceiling(), taken), Step: r / 8, Lift: r / 4, MaxLift: r / 4 * 3, Running: running,
 		Signal: ceiling.NearSignal, At: s.Time}
 	if running && (decide.Action(b) != config.Pause || doneIn(cell).Acted > 0) {
 		p.Zone = zone(b, cell.Rate, s.Lag)

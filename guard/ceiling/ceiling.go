@@ -54,7 +54,12 @@ type Plan struct {
 	// the line, the error path itself needs memory (a traceback, the
 	// reply, libzmq's buffers): Python spun at 100 % CPU for minutes in a
 	// dict growing by small allocations until its line was lifted by a
-	// few MiB, then replied with MemoryError at once.
+	// few MiB, then replied with MemoryError at once. ipykernel 6.29's
+	// error path took more than two lifts of a 1 GiB budget's (12.8 MiB:
+	// its first traceback parses every frame's source, and when that fails
+	// its fallback print spins at the line): 2 of 5 sessions of a dict
+	// of tuples on a busy machine hung there at 100 % CPU, and one whose
+	// line was lifted by hand by one lift more got out (2026-11-28).
 	Lift, MaxLift uint64
 	Running       bool
 	// Zone is how far below its line a process growing toward it, while
