@@ -63,8 +63,9 @@ type Plan struct {
 	Lift, MaxLift uint64
 	Running       bool
 	// Zone is how far below its line a process growing toward it, while
-	// a cell runs, is told so by Signal (0: never), once a cell, if it
-	// catches that signal and would reach the line within a second. A
+	// a cell runs, is told so by Signal (0: never), if it catches that
+	// signal and would reach the line within a second; again after
+	// retell if it still does. A
 	// lift comes too late for most: by the time a sample finds a process
 	// at its line, Python's error path has failed for want of memory (the
 	// traceback could not be formatted, ipykernel dropped the reply, or
@@ -81,6 +82,15 @@ type Plan struct {
 // line (Plan.Signal): a real-time signal, which nothing in a kernel uses
 // by default and the proxy's Python hook catches.
 const NearSignal = syscall.Signal(62)
+
+// retell is how long after telling a process it is heading for its line
+// it is told again if it still is: where the signal lands decides whether
+// the MemoryError it raises ends the cell. ipykernel 6.29 runs a callback
+// of its own at each garbage collection, which a dict growing by small
+// objects sets off inside the cell: raised there, the MemoryError was
+// "ignored", the cell went on to its line, and the kernel died there of a
+// segfault (1 of 6 sessions on a busy machine, 2026-11-28).
+const retell = 100 * time.Millisecond
 
 // nearRate is how soon a process in its zone must be heading for its line
 // to be told: one that hovers there (a training loop that fits) is left
@@ -165,8 +175,11 @@ type proc struct {
 	looked uint64      // its least VmData since its libraries were last looked at
 	seen   bool        // in the latest Keep's tree
 	// catches: it has a handler for Plan.Signal (at the latest status
-	// read); told: it was sent it since the last Rearm.
-	catches, told bool
+	// read).
+	catches bool
+	// toldAt: the sample at which it was last sent Plan.Signal since the
+	// last Rearm (zero: never).
+	toldAt time.Time
 }
 
 // New returns a ceiling that holds no process yet.
@@ -198,7 +211,7 @@ func (c *Ceiling) Keep(pids []int, each []proctree.Usage, plan Plan) {
 	for _, p := range c.procs {
 		p.seen = false
 		if rearm {
-			p.lifted, p.liftTo, p.told = 0, 0, false
+			p.lifted, p.liftTo, p.toldAt = 0, 0, time.Time{}
 		}
 	}
 	for i, pid := range pids {
@@ -269,12 +282,12 @@ func heading(prev uint64, prevAt time.Time, p *proc, plan Plan) bool {
 	return dt > 0 && float64(left) < float64(p.data-prev)*nearRate.Seconds()/dt.Seconds()
 }
 
-// tell sends p plan.Signal, once a cell, if it catches it.
+// tell sends p plan.Signal if it catches it, at most once a retell.
 func (c *Ceiling) tell(pid int, p *proc, plan Plan) {
-	if plan.Signal == 0 || !p.catches || p.told {
+	if plan.Signal == 0 || !p.catches || !p.toldAt.IsZero() && plan.At.Sub(p.toldAt) < retell {
 		return
 	}
-	p.told = true
+	p.toldAt = plan.At
 	c.bite(pid, p)
 	err := syscall.Kill(pid, plan.Signal)
 	c.log.Printf("memory guard: ceiling: pid %d is %s from its line, growing: told it (signal %d: %v)",

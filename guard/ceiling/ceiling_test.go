@@ -340,7 +340,8 @@ func TestStuckAtTheLineIsToldToo(t *testing.T) {
 }
 
 // TestHeadingForTheLineIsTold: a process that catches NearSignal and grows
-// into its zone fast is told, once a cell; one that sits there is not.
+// into its zone fast is told, and told again after retell if it still
+// does; one that sits there is not.
 func TestHeadingForTheLineIsTold(t *testing.T) {
 	p := start(t)
 	if a := p.do(t, "catch"); a != "ok" {
@@ -363,10 +364,21 @@ func TestHeadingForTheLineIsTold(t *testing.T) {
 	if got := p.line(t); got != "told" {
 		t.Fatalf("heading into its zone: %q, want told", got)
 	}
+	if a := p.do(t, "map 2"); a != "ok" {
+		t.Fatal(a)
+	}
+	sample(3*time.Second + retell/2) // still heading there, told a moment ago
+	if a := p.do(t, "map 2"); a != "ok" {
+		t.Fatalf("told again within retell: %q", a)
+	}
+	sample(3*time.Second + 2*retell) // still heading there: the signal did not end the cell
+	if got := p.line(t); got != "told" {
+		t.Fatalf("still heading for its line after retell: %q, want told again", got)
+	}
 	p.do(t, "map 1")
-	sample(4 * time.Second) // still heading there: told once a cell
+	sample(5 * time.Second) // 1 MiB in 1.8 s, 3 MiB left: no longer heading there
 	c.Rearm()
-	sample(5 * time.Second) // a new cell: it sits there, growing by nothing
+	sample(6 * time.Second) // a new cell: it sits there, growing by nothing
 	if a := p.do(t, "map 1"); a != "ok" {
 		t.Errorf("after the zone, a small map: %q (was it told again?)", a)
 	}
