@@ -416,6 +416,13 @@ func (g *Guard) poolRefusal(e memerr.Error) (notice.Refusal, bool) {
 		Work: e.Work, Pool: g.tensorPool}, true
 }
 
+// TensorPool is the limit SetTensorPool gave, 0 if none.
+func (g *Guard) TensorPool() uint64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.tensorPool
+}
+
 // SetTensorPool tells the guard that the kernel was started with
 // TensorFlow's CPU allocator held to pool bytes (decide.Budget.TensorPool).
 func (g *Guard) SetTensorPool(pool uint64) {

@@ -52,6 +52,7 @@ func (s *Supervisor) died(proc *child.Process, w *witness) (stop bool) {
 	ev.Unanswered, ev.Argv = !s.ready, s.cfg.Argv
 	s.mu.Unlock()
 	ev.Ceiling = s.guard.CeilingReached()
+	ev.TensorPool = s.guard.TensorPool()
 	d := s.diagnose(ev)
 	s.cfg.Log.Printf("kernel pid %d died: %s", proc.Pid, d.Evalue)
 	s.recordDeath(d)

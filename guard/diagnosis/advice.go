@@ -258,6 +258,9 @@ func (d *Diagnosis) noStackAdvice() string {
 // ceilingAdvice explains a death at the allocation ceiling: where Python
 // raises MemoryError there and lives on, this kernel ended.
 func (d *Diagnosis) ceilingAdvice() []string {
+	if d.poolRefused() {
+		return d.tensorPoolAdvice()
+	}
 	kernel := "This kernel"
 	if d.Evidence.Kernel != "" {
 		kernel += " (" + d.Evidence.Kernel + ")"
@@ -271,4 +274,23 @@ func (d *Diagnosis) ceilingAdvice() []string {
 	p = append(p, "Work on the data in smaller pieces, or free what earlier cells hold, so that the cell fits the budget.",
 		"JUPYTER_GUARD_CEILING=off leaves it to the OOM killer at the limit instead, which ends it all the same.")
 	return p
+}
+
+// tensorPoolAdvice explains a death after TensorFlow's allocator refused a
+// tensor at the guard's limit: TensorFlow's own ops raise
+// ResourceExhaustedError there, but its oneDNN ops (on by default on x86)
+// crashed on an AVX-512 Xeon (bench/cnn_story.py, 2026-11-28).
+func (d *Diagnosis) tensorPoolAdvice() []string {
+	p := []string{"jupyter-guard holds TensorFlow's CPU allocator to " + units.FormatBytes(d.Evidence.TensorPool) +
+		" (TF_CPU_BFC_MEM_LIMIT_IN_MB), so that a step that needs more fails with ResourceExhaustedError and the " +
+		"kernel lives on. Here the op that was refused crashed the kernel instead: TensorFlow's oneDNN ops (on by " +
+		"default on x86) do not survive that refusal on this CPU."}
+	if c := d.Evidence.Cell; c != nil && c.Growth > 0 {
+		p = append(p, fmt.Sprintf("%s added %s before it ended.", capitalize(cellName(c)), units.FormatBytes(uint64(c.Growth))))
+	}
+	return append(p, "Train with a smaller batch (fit(..., batch_size=...)): a batch's activations are what grew.",
+		"TF_ENABLE_ONEDNN_OPTS=0 in the kernel's environment makes such a step raise ResourceExhaustedError and "+
+			"keeps the kernel, at a cost in speed (a CNN's training took 1.3-1.8x as long here).",
+		"TF_CPU_ALLOCATOR_USE_BFC=false in the kernel's environment lifts the limit: the OOM killer then ends the "+
+			"kernel at the budget instead.")
 }

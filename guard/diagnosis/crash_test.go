@@ -143,3 +143,29 @@ func TestCppTerminateIsAnAbortWithTheException(t *testing.T) {
 		t.Errorf("Evalue =\n%s\nwant\n%s", d.Evalue, want)
 	}
 }
+
+// TestTensorPoolRefusalThatCrashes: TensorFlow's allocator, held by the
+// guard, refused a tensor and the op crashed: the death is put down to that
+// limit, with what to change; without the guard's limit it is a segfault.
+func TestTensorPoolRefusalThatCrashes(t *testing.T) {
+	ev := newCellRun(t, "tensorpool_crash.py", 4).run(t)
+	if d := Diagnose(ev); d.Cause != CauseSegfault {
+		t.Errorf("without the guard's limit: cause = %s, want %s", d.Cause, CauseSegfault)
+	}
+	ev.TensorPool = 1229 << 20
+	d := Diagnose(ev)
+	text := strings.Join(d.Traceback, "\n")
+	t.Logf("%s", text)
+	if d.Cause != CauseCeiling {
+		t.Fatalf("cause = %s, want %s", d.Cause, CauseCeiling)
+	}
+	want := "The kernel ended when TensorFlow's CPU allocator, which jupyter-guard holds to 1.2 GiB, refused a tensor (SIGSEGV) while running cell [4]."
+	if d.Evalue != want {
+		t.Errorf("Evalue =\n%s\nwant\n%s", d.Evalue, want)
+	}
+	for _, s := range []string{"TF_ENABLE_ONEDNN_OPTS=0", "batch_size", "OOM when allocating tensor with"} {
+		if !strings.Contains(text, s) {
+			t.Errorf("the diagnosis does not say %q", s)
+		}
+	}
+}

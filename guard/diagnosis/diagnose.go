@@ -66,10 +66,12 @@ type Diagnosis struct {
 //     in the output, or an NVIDIA Xid for the tree in the kernel log: a CUDA
 //     error, whatever signal followed it.
 //  4. Any other abnormal end (a signal, a non-zero code) of a cell that had
-//     taken the kernel to the guard's allocation ceiling (Evidence.Ceiling):
-//     an allocation refused there, which this kernel does not survive
-//     (V8's fatal out-of-memory, an abort or a crash in C code that does
-//     not check what malloc returns).
+//     taken the kernel to the guard's allocation ceiling (Evidence.Ceiling),
+//     or after TensorFlow's allocator refused a tensor at the limit the
+//     guard held it to (Evidence.TensorPool): an allocation refused there,
+//     which this kernel does not survive (V8's fatal out-of-memory, an
+//     abort, a crash in C code that does not check what malloc returns,
+//     TensorFlow's oneDNN ops).
 //  5. SIGSEGV or SIGBUS: a segmentation fault.
 //  6. Another signal after "Fatal Python error: …" that is not
 //     faulthandler's report of a signal: a fatal Python error.
@@ -111,7 +113,7 @@ func (d *Diagnosis) cause() Cause {
 		return CauseOutsideKill
 	case e.abnormal() && (d.sign(SignCUDA) != nil || d.Xid != nil):
 		return CauseCUDA
-	case e.abnormal() && d.Evidence.Ceiling > 0 && !d.endedOnInterrupt():
+	case e.abnormal() && (d.Evidence.Ceiling > 0 || d.poolRefused()) && !d.endedOnInterrupt():
 		return CauseCeiling
 	case e.Signal == syscall.SIGSEGV || e.Signal == syscall.SIGBUS:
 		return CauseSegfault
@@ -133,6 +135,12 @@ func (d *Diagnosis) oomEvidence() bool {
 }
 
 // sign returns the first sign of the kind the output showed, or nil.
+// poolRefused says TensorFlow's allocator refused a tensor at the limit
+// jupyter-guard held it to.
+func (d *Diagnosis) poolRefused() bool {
+	return d.Evidence.TensorPool > 0 && d.sign(SignTensorPool) != nil
+}
+
 func (d *Diagnosis) sign(k SignKind) *OutputSign {
 	for i := range d.Signs {
 		if d.Signs[i].Kind == k {

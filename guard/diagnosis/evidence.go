@@ -37,6 +37,9 @@ type Evidence struct {
 	// which allocations fail) when the running cell had taken the kernel
 	// to it; 0 if it had not, or the ceiling is off.
 	Ceiling uint64
+	// TensorPool is the limit jupyter-guard held TensorFlow's CPU
+	// allocator to (TF_CPU_BFC_MEM_LIMIT_IN_MB); 0 if it set none.
+	TensorPool uint64
 }
 
 // OOMCounter is the cgroup's OOM-kill count (cgroup v1 memory.oom_control

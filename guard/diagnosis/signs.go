@@ -17,6 +17,9 @@ const (
 	SignGlibc        SignKind = "glibc"
 	SignPythonFatal  SignKind = "python-fatal"
 	SignV8OOM        SignKind = "v8-out-of-memory" // V8 (Deno, Node) could not grow its heap
+	// TensorFlow's CPU allocator refused a tensor at the limit jupyter-guard
+	// held it to (Evidence.TensorPool).
+	SignTensorPool SignKind = "tensorflow-pool"
 )
 
 // OutputSign is a reason for the death that the kernel printed itself.
@@ -40,6 +43,10 @@ var (
 	// V8 before it ends the process: "# Fatal process out of memory: …"
 	// (Deno), "FATAL ERROR: … JavaScript heap out of memory" (Node).
 	v8OOMRe = regexp.MustCompile(`Fatal (?:process|JavaScript) out of memory|JavaScript heap out of memory`)
+	// TensorFlow's op that failed: "… OP_REQUIRES failed at mkl_util.h:848 :
+	// RESOURCE_EXHAUSTED: OOM when allocating tensor with shape[768,32,32,16]
+	// and type float on /job:localhost/… by allocator bfc_cpu_allocator_for_gpu"
+	tensorPoolRe = regexp.MustCompile(`OOM when allocating tensor .* by allocator bfc_cpu_allocator_for_gpu`)
 )
 
 // findSigns reads the kernel's last output lines for the reasons native
@@ -57,6 +64,10 @@ func findSigns(lines []string) []OutputSign {
 	}
 	if s, ok := findPythonFatal(lines); ok {
 		signs = append(signs, s)
+	}
+	if i := lastMatch(lines, tensorPoolRe); i >= 0 {
+		msg := lines[i][strings.Index(lines[i], "OOM when allocating"):]
+		signs = append(signs, OutputSign{Kind: SignTensorPool, Message: msg, Lines: []string{lines[i]}})
 	}
 	if i := lastMatch(lines, v8OOMRe); i >= 0 {
 		msg := strings.TrimSpace(strings.TrimLeft(lines[i], "#"))

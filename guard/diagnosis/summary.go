@@ -40,6 +40,10 @@ func (d *Diagnosis) summary() string {
 		}
 	case CauseCeiling:
 		what = "The kernel ended when jupyter-guard's allocation ceiling refused it memory"
+		if d.poolRefused() {
+			what = "The kernel ended when TensorFlow's CPU allocator, which jupyter-guard holds to " +
+				units.FormatBytes(ev.TensorPool) + ", refused a tensor"
+		}
 		if s := d.ceilingReason(); s != nil {
 			why = s.Message
 		} else {

@@ -114,7 +114,8 @@ func (f Facts) tensorPool() string {
 		return ""
 	}
 	return "\nTensorFlow's tensors are held to " + size(f.TensorPool) +
-		": a step that needs more fails with ResourceExhaustedError, and the kernel and its variables are kept."
+		": a step that needs more fails with ResourceExhaustedError, and the kernel and its variables are kept;\n" +
+		"but an op of oneDNN's (on by default on x86) refused there may crash the kernel instead, as on an AVX-512 CPU."
 }
 
 // ceilingHolds is what the ceiling does: "an allocation past 998 MiB fails
