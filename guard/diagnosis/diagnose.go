@@ -134,13 +134,13 @@ func (d *Diagnosis) oomEvidence() bool {
 	return d.Evidence.OOMKills.kills() > 0 || d.OOMKill != nil
 }
 
-// sign returns the first sign of the kind the output showed, or nil.
 // poolRefused says TensorFlow's allocator refused a tensor at the limit
 // jupyter-guard held it to.
 func (d *Diagnosis) poolRefused() bool {
 	return d.Evidence.TensorPool > 0 && d.sign(SignTensorPool) != nil
 }
 
+// sign returns the first sign of the kind the output showed, or nil.
 func (d *Diagnosis) sign(k SignKind) *OutputSign {
 	for i := range d.Signs {
 		if d.Signs[i].Kind == k {
