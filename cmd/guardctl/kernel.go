@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"syscall"
 
@@ -30,6 +31,14 @@ func runKernel(args []string) error {
 	// -2). Until then there is no cell to interrupt; supervisor.Run's
 	// Notify takes SIGINT back.
 	signal.Ignore(syscall.SIGINT)
+	// The proxy works a few microseconds per message between waits on its
+	// sockets. With more than one P, the runtime wakes an idle thread for
+	// nearly every message it readies, and those wake-ups cost more CPU
+	// than the work: one P took 90-110 µs off each execute
+	// (docs/performance.md). GOMAXPROCS in the environment still decides.
+	if os.Getenv("GOMAXPROCS") == "" {
+		runtime.GOMAXPROCS(1)
+	}
 	cl := newCmdline("kernel", "-- KERNEL_ARGV...", "Runs the kernel KERNEL_ARGV under the guard, as the proxy between Jupyter and it: what a guarded kernel.json launches. The guard's settings come from these options, else from the environment.", 0, -1)
 	cl.firstArgEnds = true // KERNEL_ARGV has options of its own
 	connFile := cl.String("f", "", "Jupyter's connection `FILE`")
