@@ -150,17 +150,14 @@ func (s *Supervisor) FromKernel(ch proxy.Channel, m *wire.Message, h, parent wir
 		}
 	}
 	if ch == proxy.IOPub && h.MsgType == "execute_input" {
-		var c struct {
-			N int `json:"execution_count"`
-		}
-		if json.Unmarshal(m.Content, &c) == nil {
+		if n, ok := wire.ExecutionCount(m.Content); ok {
 			s.mu.Lock()
-			s.execCount = c.N
+			s.execCount = n
 			if cell := s.cells[parent.MsgID]; cell != nil {
-				cell.execCount = c.N
+				cell.execCount = n
 			}
 			s.mu.Unlock()
-			s.guard.ExecutionCount(parent.MsgID, c.N)
+			s.guard.ExecutionCount(parent.MsgID, n)
 		}
 	}
 }

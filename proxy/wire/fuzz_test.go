@@ -42,6 +42,9 @@ func FuzzDecodeHeader(f *testing.F) {
 	f.Add([]byte(` { "MSG_ID" : "x" , "a\"b": "\u00e9", "ok": true } `))
 	f.Add([]byte(`{"msg_id":"\u0041","n":1,"o":{"msg_id":"inner"}}`))
 	f.Add([]byte(`{"execution_state": "busy"}`))
+	f.Add([]byte(`{"code":"print(\"é\")\n","execution_count":12}`))
+	f.Add([]byte(`{"execution_count":007}`))
+	f.Add([]byte(`{"execution_count":1e3,"code":""}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var h Header
 		if scanFlat(data, headerKeys, &h.MsgID, &h.MsgType, &h.Session) {
@@ -51,6 +54,15 @@ func FuzzDecodeHeader(f *testing.F) {
 			}
 			if h != want {
 				t.Fatalf("scanned %q as %+v, encoding/json reads %+v", data, h, want)
+			}
+		}
+		var n int
+		if scanFlat(data, countKeys, &n) {
+			var want struct {
+				N int `json:"execution_count"`
+			}
+			if err := json.Unmarshal(data, &want); err != nil || want.N != n {
+				t.Fatalf("scanned %q as count %d, encoding/json reads %d (%v)", data, n, want.N, err)
 			}
 		}
 		var state string

@@ -51,13 +51,35 @@ func ExecutionState(content []byte) (string, bool) {
 
 var stateKeys = []string{"execution_state"}
 
-// scanFlat reads the string fields named keys of a flat JSON object whose
-// values are strings, true, false or null into dst (one per key). It
-// reports false for anything else (nesting, numbers, invalid JSON, a field
-// of keys that is escaped, not ASCII, null, or named in another case): then
+// ExecutionCount reads execute_input's execution_count; false if the
+// content is not a JSON object. It runs once per cell on the forwarding
+// path: the content as kernels write it (the code, a string, and the
+// count) is read by scanFlat, without decoding the code; anything else by
+// encoding/json.
+func ExecutionCount(content []byte) (int, bool) {
+	var n int
+	if scanFlat(content, countKeys, &n) {
+		return n, true
+	}
+	var c struct {
+		N int `json:"execution_count"`
+	}
+	if err := json.Unmarshal(content, &c); err != nil {
+		return 0, false
+	}
+	return c.N, true
+}
+
+var countKeys = []string{"execution_count"}
+
+// scanFlat reads the fields named keys of a flat JSON object whose values
+// are strings, true, false or null into dst (one per key): a *string takes
+// a string, a *int a non-negative integer of at most 9 digits. It reports
+// false for anything else (nesting, other numbers, invalid JSON, a field of
+// keys that is escaped, not ASCII, null, or named in another case): then
 // encoding/json decides. Whatever it accepts is valid JSON that
 // encoding/json decodes the same way.
-func scanFlat(b []byte, keys []string, dst ...*string) bool {
+func scanFlat(b []byte, keys []string, dst ...any) bool {
 	s := scanner{b: b}
 	if !s.byte('{') {
 		return false
@@ -70,7 +92,7 @@ func scanFlat(b []byte, keys []string, dst ...*string) bool {
 		if !ok || !plain || !s.byte(':') {
 			return false
 		}
-		var to *string
+		var to any
 		for i, k := range keys {
 			if string(key) == k {
 				to = dst[i]
@@ -78,16 +100,27 @@ func scanFlat(b []byte, keys []string, dst ...*string) bool {
 				return false // encoding/json matches keys in any case
 			}
 		}
-		if s.peek() == '"' {
-			v, plain, ok := s.str()
-			if !ok || to != nil && !plain {
+		switch to := to.(type) {
+		case *int:
+			n, ok := s.count()
+			if !ok {
 				return false
 			}
-			if to != nil {
-				*to = string(v)
+			*to = n
+		case *string:
+			v, plain, ok := s.str()
+			if !ok || !plain {
+				return false
 			}
-		} else if to != nil || !s.literal() {
-			return false
+			*to = string(v)
+		default:
+			if s.peek() == '"' {
+				if _, _, ok := s.str(); !ok {
+					return false
+				}
+			} else if !s.literal() {
+				return false
+			}
 		}
 		if s.byte('}') {
 			return s.end()
@@ -180,6 +213,24 @@ func (s *scanner) escape() bool {
 		return true
 	}
 	return false
+}
+
+// count consumes a non-negative integer of 1 to 9 digits, with no leading
+// zero: what an int holds on every platform, exactly as JSON writes it.
+func (s *scanner) count() (int, bool) {
+	s.space()
+	start, n := s.i, 0
+	for ; s.i < len(s.b) && '0' <= s.b[s.i] && s.b[s.i] <= '9'; s.i++ {
+		n = n*10 + int(s.b[s.i]-'0')
+	}
+	digits := s.i - start
+	if digits == 0 || digits > 9 || digits > 1 && s.b[start] == '0' {
+		return 0, false
+	}
+	if s.i < len(s.b) && (s.b[s.i] == '.' || s.b[s.i] == 'e' || s.b[s.i] == 'E') {
+		return 0, false // a fraction or an exponent: encoding/json decides
+	}
+	return n, true
 }
 
 // literal consumes true, false or null.

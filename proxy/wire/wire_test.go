@@ -111,3 +111,28 @@ func BenchmarkDecodeHeader(b *testing.B) {
 		}
 	}
 }
+
+func TestExecutionCount(t *testing.T) {
+	for _, c := range []struct {
+		content string
+		n       int
+		ok      bool
+	}{
+		{`{"code":"x = 1","execution_count":7}`, 7, true},
+		{`{"execution_count": 123456789, "code": "print(\"é\")\n"}`, 123456789, true},
+		{`{"code":"", "execution_count":0}`, 0, true},
+		// Not what the scanner takes: encoding/json reads them.
+		{`{"code":"","execution_count":1234567890}`, 1234567890, true},
+		{`{"code":"","execution_count":5,"metadata":{"a":1}}`, 5, true},
+		{`{"code":""}`, 0, true},
+		{`{"execution_count":"5"}`, 0, false},
+		{`{"execution_count":1e3}`, 0, false},
+		{`[1]`, 0, false},
+		{`not json`, 0, false},
+	} {
+		n, ok := ExecutionCount([]byte(c.content))
+		if n != c.n || ok != c.ok {
+			t.Errorf("ExecutionCount(%s) = %d, %v; want %d, %v", c.content, n, ok, c.n, c.ok)
+		}
+	}
+}
