@@ -20,11 +20,16 @@ import (
 // each message's signature (the first verified one trusts its connection
 // with memory, as the proxy's own sockets do) and answers as ipykernel
 // does: a busy status on iopub, the reply, an idle status. An
-// execute_request's code "print TEXT" prints TEXT on stdout; every other
-// code does nothing and succeeds.
+// execute_request's code "print TEXT" prints TEXT on stdout; "hang" stays
+// busy and never replies, as a kernel stuck in a cell; every other code
+// does nothing and succeeds.
 type Kernel struct {
 	// Conn is the kernel's connection file: where it listens, its key.
 	Conn kernelspec.ConnectionInfo
+	// NoIdents makes the kernel send its replies without the identity
+	// frames that came with the request (but the one its ROUTER routes
+	// by), as Deno's does.
+	NoIdents atomic.Bool
 
 	signer  *wire.Signer
 	builder *wire.Builder
@@ -49,7 +54,17 @@ type Comm struct {
 // its own, closed at the end of the test.
 func StartKernel(t testing.TB) *Kernel {
 	t.Helper()
-	key := uuid.NewString()
+	return startKernel(t, uuid.NewString())
+}
+
+// Restarted starts another fake kernel with k's key, as a kernel restarted
+// from the same connection file is.
+func (k *Kernel) Restarted(t testing.TB) *Kernel {
+	t.Helper()
+	return startKernel(t, k.Conn.Key)
+}
+
+func startKernel(t testing.TB, key string) *Kernel {
 	signer := wire.NewSigner(key)
 	k := &Kernel{signer: signer, builder: wire.NewBuilder(signer), routers: map[string]*zmtp.Router{},
 		Comms: make(chan Comm, 16)}
@@ -104,7 +119,12 @@ func (k *Kernel) handle(channel string, frames [][]byte) bool {
 		return true
 	}
 	k.publish(m.Header, "status", map[string]string{"execution_state": "busy"})
-	defer k.publish(m.Header, "status", map[string]string{"execution_state": "idle"})
+	idle := true
+	defer func() {
+		if idle {
+			k.publish(m.Header, "status", map[string]string{"execution_state": "idle"})
+		}
+	}()
 	switch {
 	case h.MsgType == "kernel_info_request":
 		k.reply(channel, m, "kernel_info_reply", map[string]any{"status": "ok", "protocol_version": wire.Protocol,
@@ -117,6 +137,10 @@ func (k *Kernel) handle(channel string, frames [][]byte) bool {
 		_ = json.Unmarshal(m.Content, &c)
 		n := k.count.Add(1)
 		k.publish(m.Header, "execute_input", map[string]any{"code": c.Code, "execution_count": n})
+		if c.Code == "hang" {
+			idle = false
+			return true
+		}
 		if text, ok := strings.CutPrefix(c.Code, "print "); ok {
 			k.publish(m.Header, "stream", map[string]string{"name": "stdout", "text": text + "\n"})
 		}
@@ -138,7 +162,11 @@ func (k *Kernel) handle(channel string, frames [][]byte) bool {
 }
 
 func (k *Kernel) reply(channel string, to *wire.Message, msgType string, content any) {
-	m, err := k.builder.Build(to.Idents, msgType, to.Header, content)
+	idents := to.Idents
+	if k.NoIdents.Load() && len(idents) > 1 {
+		idents = idents[:1] // the peer's routing id, which the ROUTER added
+	}
+	m, err := k.builder.Build(idents, msgType, to.Header, content)
 	if err != nil {
 		panic(err) // the fake kernel's own contents always marshal
 	}

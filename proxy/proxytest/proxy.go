@@ -29,8 +29,15 @@ type Proxy struct {
 	Log  *Log
 }
 
-// StartProxy starts a proxy attached to k, closed at the end of the test.
+// StartProxy starts a proxy attached to k, closed at the end of the test,
+// with hooks that let every message through.
 func StartProxy(t testing.TB, k *Kernel) *Proxy {
+	t.Helper()
+	return StartProxyHooks(t, k, passHooks{})
+}
+
+// StartProxyHooks starts a proxy with hooks of the test's own.
+func StartProxyHooks(t testing.TB, k *Kernel, hooks proxy.Hooks) *Proxy {
 	t.Helper()
 	lines := &Log{}
 	logger := log.New(lines, "", 0)
@@ -43,7 +50,7 @@ func StartProxy(t testing.TB, k *Kernel) *Proxy {
 		front = k.Conn
 		ports := freePorts(t, 5)
 		front.ShellPort, front.ControlPort, front.StdinPort, front.IOPubPort, front.HBPort = ports[0], ports[1], ports[2], ports[3], ports[4]
-		if p, err = proxy.Listen(front, passHooks{}, logger); err == nil {
+		if p, err = proxy.Listen(front, hooks, logger); err == nil {
 			break
 		}
 	}

@@ -1,0 +1,229 @@
+package proxy_test
+
+// The forwarding core against the fake kernel (package proxytest): replies
+// without identities, a request the kernel never answers, a kernel that
+// goes away mid-cell, and the proxy's own messages into a cell.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jupyter-guard/jupyter-guard/client"
+	"github.com/jupyter-guard/jupyter-guard/proxy"
+	"github.com/jupyter-guard/jupyter-guard/proxy/proxytest"
+	"github.com/jupyter-guard/jupyter-guard/proxy/wire"
+)
+
+// recorder is hooks that let everything through, as passHooks do, and
+// record the cells frontends asked for and the requests the proxy could
+// not serve.
+type recorder struct {
+	asked    chan string // msg_id of each execute_request
+	busy     chan string // msg_id of each execute_request the kernel said busy for
+	unserved chan proxy.Request
+}
+
+func newRecorder() *recorder {
+	return &recorder{asked: make(chan string, 16), busy: make(chan string, 16), unserved: make(chan proxy.Request, 16)}
+}
+
+func (r *recorder) FromFrontend(_ proxy.Channel, _ *wire.Message, h wire.Header) bool {
+	if h.MsgType == "execute_request" {
+		r.asked <- h.MsgID
+	}
+	return true
+}
+
+func (r *recorder) FromKernel(_ proxy.Channel, _ *wire.Message, _, parent wire.Header, state string) {
+	if state == "busy" && parent.MsgType == "execute_request" {
+		r.busy <- parent.MsgID
+	}
+}
+
+func (r *recorder) Unserved(req proxy.Request) { r.unserved <- req }
+
+func receive[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(proxytest.Patience):
+		t.Fatalf("no %s within %s", what, proxytest.Patience)
+		panic("unreachable")
+	}
+}
+
+// cell is an execute running on a frontend in the background.
+type cell struct {
+	done   chan struct{}
+	reply  *client.Reply
+	err    error
+	stderr strings.Builder
+}
+
+func startCell(c *client.Client, code string) *cell {
+	e := &cell{done: make(chan struct{})}
+	go func() {
+		defer close(e.done)
+		ctx, cancel := context.WithTimeout(context.Background(), proxytest.Patience)
+		defer cancel()
+		e.reply, e.err = c.Execute(ctx, code, client.ExecuteOptions{}, func(m *client.Message) {
+			var s struct{ Name, Text string }
+			if m.Header.MsgType == "stream" && json.Unmarshal(m.Content, &s) == nil && s.Name == "stderr" {
+				e.stderr.WriteString(s.Text)
+			}
+		})
+	}()
+	return e
+}
+
+func (e *cell) wait(t *testing.T) {
+	t.Helper()
+	receive(t, e.done, "end of the cell")
+	if e.err != nil {
+		t.Fatal(e.err)
+	}
+}
+
+// TestRepliesWithoutIdentitiesReachTheirFrontends: a kernel that sends its
+// replies without the identity frames of the request (Deno's) still has
+// each reply reach the frontend that asked, by the request it answers.
+func TestRepliesWithoutIdentitiesReachTheirFrontends(t *testing.T) {
+	k := proxytest.StartKernel(t)
+	k.NoIdents.Store(true)
+	p := proxytest.StartProxy(t, k)
+	var wg sync.WaitGroup
+	for i := range 3 {
+		c := p.Dial(t)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			want := fmt.Sprintf("frontend %d\n", i)
+			for range 5 {
+				if out, err := tryExecute(c, "print "+strings.TrimSuffix(want, "\n")); err != nil || out != want {
+					t.Errorf("frontend %d: %q, %v\n--- the proxy's log:\n%s", i, out, err, p.Log)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// TestTheProxyAnswersACellTheKernelNeverWill: a cell the kernel never
+// answers stays in flight, and the proxy can write into it and answer it
+// (what the guard does for a kernel that died in it), so its frontend
+// does not wait for ever.
+func TestTheProxyAnswersACellTheKernelNeverWill(t *testing.T) {
+	hooks := newRecorder()
+	p := proxytest.StartProxyHooks(t, proxytest.StartKernel(t), hooks)
+	e := startCell(p.Dial(t), "hang")
+	id := receive(t, hooks.asked, "execute_request")
+	var r proxy.Request
+	for deadline := time.Now().Add(proxytest.Patience); ; time.Sleep(time.Millisecond) {
+		var ok bool
+		if r, ok = p.Unanswered(id); ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the hanging cell is not in flight")
+		}
+	}
+	if r.MsgType != "execute_request" || r.ReplyType() != "execute_reply" {
+		t.Fatalf("in flight: %+v", r)
+	}
+	if err := p.Stream(r.Header, "stderr", "jupyter-guard: a note\n"); err != nil {
+		t.Fatal(err)
+	}
+	answer(t, p, r, "KernelDied")
+	e.wait(t)
+	if e.reply.Status != "error" || e.reply.Ename != "KernelDied" || e.stderr.String() != "jupyter-guard: a note\n" {
+		t.Fatalf("the cell ended %+v with stderr %q", e.reply, e.stderr.String())
+	}
+	if _, ok := p.Unanswered(id); ok {
+		t.Error("the answered cell is still in flight")
+	}
+}
+
+// TestAKernelGoneMidCell: detaching a kernel stuck in a cell hands back
+// the cell as unanswered and busy, for the proxy to answer; once GiveUp
+// says no kernel is coming, a new request goes to Hooks.Unserved instead
+// of waiting; after Hold, requests wait again, and the next kernel serves
+// them.
+func TestAKernelGoneMidCell(t *testing.T) {
+	hooks := newRecorder()
+	k := proxytest.StartKernel(t)
+	p := proxytest.StartProxyHooks(t, k, hooks)
+	c := p.Dial(t)
+	hung := startCell(c, "hang")
+	id := receive(t, hooks.asked, "execute_request")
+	if busy := receive(t, hooks.busy, "busy"); busy != id {
+		t.Fatalf("busy for %s, want the hanging cell %s", busy, id)
+	}
+	pending, busy := p.Detach(0)
+	if len(pending) != 1 || pending[0].MsgID != id {
+		t.Fatalf("unanswered after the kernel left: %+v", pending)
+	}
+	if len(busy) != 1 {
+		t.Fatalf("busy after the kernel left: %q", busy)
+	}
+	if h, err := wire.DecodeHeader(busy[0]); err != nil || h.MsgID != id {
+		t.Fatalf("busy after the kernel left: %s (%v)", busy[0], err)
+	}
+	answer(t, p, pending[0], "KernelDied")
+	hung.wait(t)
+	if hung.reply.Ename != "KernelDied" {
+		t.Fatalf("the cell the kernel left ended %+v", hung.reply)
+	}
+
+	p.GiveUp()
+	later := startCell(c, "print late")
+	receive(t, hooks.asked, "execute_request")
+	r := receive(t, hooks.unserved, "unserved request")
+	if r.MsgType != "execute_request" {
+		t.Fatalf("unserved: %+v", r)
+	}
+	answer(t, p, r, "NoKernel")
+	later.wait(t)
+	if later.reply.Ename != "NoKernel" {
+		t.Fatalf("the request after GiveUp ended %+v", later.reply)
+	}
+
+	p.Hold()
+	waiting := startCell(c, "print served")
+	receive(t, hooks.asked, "execute_request")
+	select {
+	case r := <-hooks.unserved:
+		t.Fatalf("after Hold a request went unserved: %+v", r)
+	case <-time.After(50 * time.Millisecond):
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), proxytest.Patience)
+	defer cancel()
+	if err := p.Attach(ctx, k.Restarted(t).Conn, func() {}); err != nil {
+		t.Fatal(err)
+	}
+	waiting.wait(t)
+	if waiting.reply.Status != "ok" {
+		t.Fatalf("the request that waited for the next kernel ended %+v", waiting.reply)
+	}
+	if p.KernelInfo() == nil {
+		t.Error("no kernel_info from the attached kernel")
+	}
+}
+
+// answer ends r with an error reply named ename and an idle, as the guard
+// answers a cell no kernel will.
+func answer(t *testing.T, p *proxytest.Proxy, r proxy.Request, ename string) {
+	t.Helper()
+	if err := p.Reply(r, map[string]any{"status": "error", "execution_count": 0, "ename": ename, "evalue": "", "traceback": []string{}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Publish(r.Header, "status", map[string]string{"execution_state": "idle"}); err != nil {
+		t.Fatal(err)
+	}
+}
