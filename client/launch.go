@@ -132,9 +132,6 @@ func (k *Kernel) connect(ctx context.Context) (*Client, error) {
 // Pid is the kernel process's id, also its process group's.
 func (k *Kernel) Pid() int { return k.proc.Pid }
 
-// Exited is closed once the kernel process has exited.
-func (k *Kernel) Exited() <-chan struct{} { return k.proc.Exited() }
-
 // ExitStatus says how the kernel process ended ("exit status 1", "signal:
 // killed"), or "running".
 func (k *Kernel) ExitStatus() string {

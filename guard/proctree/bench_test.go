@@ -52,15 +52,6 @@ func BenchmarkRSS(b *testing.B) {
 	b.ReportMetric(float64(len(tree)), "tree-procs")
 }
 
-func BenchmarkPSS(b *testing.B) {
-	hog := startHog(b, hogMiB)
-	for b.Loop() {
-		if _, err := PSS(hog.pid()); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
 // BenchmarkDescendantsThreaded walks a lone process with a dozen threads,
 // as an ipykernel is: its cost is a children file per thread.
 func BenchmarkDescendantsThreaded(b *testing.B) {

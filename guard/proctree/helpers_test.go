@@ -8,8 +8,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-
-	"golang.org/x/sys/unix"
 )
 
 // child is a real process started for a test, in its own process group so
@@ -108,15 +106,4 @@ func vmRSS(t testing.TB, pid int) uint64 {
 func near(got, want uint64) bool {
 	diff := max(got, want) - min(got, want)
 	return diff*10 <= want
-}
-
-// zombiePID returns the pid of a child that has exited but is not yet reaped.
-func zombiePID(t testing.TB) int {
-	t.Helper()
-	c := start(t, "true")
-	var info unix.Siginfo
-	if err := unix.Waitid(unix.P_PID, c.pid(), &info, unix.WEXITED|unix.WNOWAIT, nil); err != nil {
-		t.Fatalf("wait for pid %d to exit: %v", c.pid(), err)
-	}
-	return c.pid()
 }
