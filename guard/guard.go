@@ -522,14 +522,15 @@ func (g *Guard) ExecutionCount(msgID string, n int) {
 }
 
 // CellFinished records iopub idle for an execute_request; the sampler
-// takes the cell's end measurement and goes idle if no cell runs. The
-// proxy forwards the idle when it returns. If the cell ran longer since
-// the latest measurement than the headroom then allowed (the look the
-// guard owed it never came, as when its busy came late), it waits for the
-// end measurement and the warning it may call for, at most settle; so it
-// does for a sample being handled. What is posted after the idle never
-// shows in the cell.
-func (g *Guard) CellFinished(msgID string) {
+// takes the cell's end measurement and goes idle if no cell runs. It does
+// not wait: it returns what the idle must wait for before it is forwarded
+// (closed at once if nothing). If the cell ran longer since the latest
+// measurement than the headroom then allowed (the look the guard owed it
+// never came, as when its busy came late), that is the end measurement
+// and the warning it may call for, at most settle; else a sample being
+// handled, which may still post into the cell. What is posted after the
+// idle never shows in the cell.
+func (g *Guard) CellFinished(msgID string) <-chan struct{} {
 	if g.ceil != nil {
 		g.ceil.Rearm() // with the end measurement
 	}
@@ -538,14 +539,27 @@ func (g *Guard) CellFinished(msgID string) {
 	_, at, ok := g.ledger.Last()
 	owed := ok && time.Since(at) > g.firstLook()
 	g.mu.Unlock()
-	if owed {
-		g.smp.Sync(settle)
-	} else {
+	if !owed {
 		g.smp.Kick()
+		if g.speaking.TryLock() {
+			g.speaking.Unlock()
+			return closed
+		}
 	}
-	g.speaking.Lock() // a sample being handled may still post into the cell
-	g.speaking.Unlock()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if owed {
+			g.smp.Sync(settle)
+		}
+		g.speaking.Lock()
+		g.speaking.Unlock()
+	}()
+	return done
 }
+
+// closed is what nothing need wait for.
+var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 // SetInterruptEnds tells the guard that an interrupt ends the attached
 // kernel instead of its cell, naming it ("xeus-python 0.19.0"); "" when it

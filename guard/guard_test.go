@@ -146,7 +146,7 @@ func TestFreshAfterACellWaitsForItsEnd(t *testing.T) {
 		before, _, _ := f.G.Memory()
 		f.Cell(t, id, fmt.Sprintf("grow 32 0 %d", 32*(i+1))) // up to what all cells hold
 		f.P.Expect(t, "done")
-		f.G.CellFinished(id)
+		<-f.G.CellFinished(id)
 		if m, _, ok := f.G.Fresh(time.Hour, 5*time.Second); !ok || m.Tree < before.Tree+30*mib {
 			t.Fatalf("Fresh right after cell %d = %d MiB, want at least %d MiB", i, m.Tree/mib, before.Tree/mib+30)
 		}
@@ -281,8 +281,9 @@ func TestTheCeilingStopsWhatNothingElseDoes(t *testing.T) {
 // TestACellSeenOnlyAtItsEndIsWarnedBeforeItsIdle: a C call that holds the
 // GIL (b'x' * 700 MiB) keeps ipykernel from sending busy until the cell's
 // work is done, so the guard hears of the cell only as it ends. Its
-// warning must still be posted before CellFinished returns: the proxy
-// forwards the idle then, and a notice after the idle never shows.
+// warning must still be posted before what CellFinished returns is closed:
+// the proxy forwards the idle then, and a notice after the idle never
+// shows.
 func TestACellSeenOnlyAtItsEndIsWarnedBeforeItsIdle(t *testing.T) {
 	f := growtest.Guarded(t, budget, nil, nil)
 	f.Cell(t, "before", "ping")
@@ -291,7 +292,7 @@ func TestACellSeenOnlyAtItsEndIsWarnedBeforeItsIdle(t *testing.T) {
 	f.P.Expect(t, "done")
 	f.G.CellRequested("late", growtest.Header("late"), "grow")
 	f.G.CellStarted("late")
-	f.G.CellFinished("late")
+	<-f.G.CellFinished("late")
 	posted := f.Posted()
 	if len(posted) != 1 || posted[0].Parent != string(growtest.Header("late")) ||
 		!strings.Contains(posted[0].Text, "jupyter-guard: memory warning.") {

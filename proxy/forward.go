@@ -62,7 +62,11 @@ func (p *Proxy) fromKernel(ch Channel, frames [][]byte) {
 	if err != nil {
 		// Not ours to judge: pass it on as the kernel sent it.
 		p.log.Printf("%s: a message from the kernel is not a Jupyter message (%v); forwarded as is", ch, err)
-		_ = p.sendFront(ch, frames)
+		if ch == IOPub {
+			p.iopubOut.forward(frames, nil)
+		} else {
+			_ = p.sendFront(ch, frames)
+		}
 		return
 	}
 	h, _ := wire.DecodeHeader(m.Header)
@@ -92,7 +96,12 @@ func (p *Proxy) fromKernel(ch Channel, frames [][]byte) {
 			}
 		}
 	}
-	p.hooks.FromKernel(ch, m, h, parent, state)
+	wait := p.hooks.FromKernel(ch, m, h, parent, state)
+	if ch == IOPub {
+		p.iopubOut.forward(frames, wait)
+		p.release.forwarded(frameBytes(frames))
+		return
+	}
 	if ch == Shell || ch == Control {
 		// Replies go by the request they answer, not by the identities a
 		// kernel may or may not echo (Deno's does not).

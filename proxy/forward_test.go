@@ -2,7 +2,8 @@ package proxy_test
 
 // The forwarding core against the fake kernel (package proxytest): replies
 // without identities, a request the kernel never answers, a kernel that
-// goes away mid-cell, and the proxy's own messages into a cell.
+// goes away mid-cell, the proxy's own messages into a cell, and an idle
+// held for what must go before it.
 
 import (
 	"context"
@@ -10,6 +11,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -39,10 +41,11 @@ func (r *recorder) FromFrontend(_ proxy.Channel, _ *wire.Message, h wire.Header)
 	return true
 }
 
-func (r *recorder) FromKernel(_ proxy.Channel, _ *wire.Message, _, parent wire.Header, state string) {
+func (r *recorder) FromKernel(_ proxy.Channel, _ *wire.Message, _, parent wire.Header, state string) <-chan struct{} {
 	if state == "busy" && parent.MsgType == "execute_request" {
 		r.busy <- parent.MsgID
 	}
+	return nil
 }
 
 func (r *recorder) Unserved(req proxy.Request) { r.unserved <- req }
@@ -60,10 +63,10 @@ func receive[T any](t *testing.T, ch <-chan T, what string) T {
 
 // cell is an execute running on a frontend in the background.
 type cell struct {
-	done   chan struct{}
-	reply  *client.Reply
-	err    error
-	stderr strings.Builder
+	done           chan struct{}
+	reply          *client.Reply
+	err            error
+	stdout, stderr strings.Builder
 }
 
 func startCell(c *client.Client, code string) *cell {
@@ -74,8 +77,8 @@ func startCell(c *client.Client, code string) *cell {
 		defer cancel()
 		e.reply, e.err = c.Execute(ctx, code, client.ExecuteOptions{}, func(m *client.Message) {
 			var s struct{ Name, Text string }
-			if m.Header.MsgType == "stream" && json.Unmarshal(m.Content, &s) == nil && s.Name == "stderr" {
-				e.stderr.WriteString(s.Text)
+			if m.Header.MsgType == "stream" && json.Unmarshal(m.Content, &s) == nil {
+				map[string]*strings.Builder{"stdout": &e.stdout, "stderr": &e.stderr}[s.Name].WriteString(s.Text)
 			}
 		})
 	}()
@@ -225,5 +228,66 @@ func answer(t *testing.T, p *proxytest.Proxy, r proxy.Request, ename string) {
 	}
 	if err := p.Publish(r.Header, "status", map[string]string{"execution_state": "idle"}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// holder is hooks that hold the idle of the first cell until release is
+// closed, and count the stream messages the proxy reads.
+type holder struct {
+	release chan struct{}
+	held    atomic.Bool
+	streams atomic.Int64
+}
+
+func (*holder) FromFrontend(proxy.Channel, *wire.Message, wire.Header) bool { return true }
+
+func (h *holder) FromKernel(_ proxy.Channel, _ *wire.Message, m, parent wire.Header, state string) <-chan struct{} {
+	if m.MsgType == "stream" {
+		h.streams.Add(1)
+	}
+	if state == "idle" && parent.MsgType == "execute_request" && h.held.CompareAndSwap(false, true) {
+		return h.release
+	}
+	return nil
+}
+
+func (*holder) Unserved(proxy.Request) {}
+
+// TestAHeldIdleHoldsTheOutputAfterItNotTheKernel: while a cell's idle is
+// held (the guard's note for the cell is being written), the kernel's
+// iopub is still read: the next cell's 500 lines reach the proxy at once,
+// and go to their frontend after the held idle, in order, none lost.
+func TestAHeldIdleHoldsTheOutputAfterItNotTheKernel(t *testing.T) {
+	hooks := &holder{release: make(chan struct{})}
+	p := proxytest.StartProxyHooks(t, proxytest.StartKernel(t), hooks)
+	c1, c2 := p.Dial(t), p.Dial(t) // a frontend's handshake waits for iopub too
+	first := startCell(c1, "print first")
+	for deadline := time.Now().Add(proxytest.Patience); !hooks.held.Load(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the first cell's idle never came")
+		}
+	}
+	second := startCell(c2, "lines 500")
+	for deadline := time.Now().Add(proxytest.Patience); hooks.streams.Load() < 501; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the proxy read %d of the 501 stream messages while an idle was held", hooks.streams.Load())
+		}
+	}
+	select {
+	case <-first.done:
+		t.Fatal("the first cell ended while its idle was held")
+	case <-second.done:
+		t.Fatal("the second cell ended while the idle before its output was held")
+	case <-time.After(20 * time.Millisecond):
+	}
+	close(hooks.release)
+	first.wait(t)
+	second.wait(t)
+	var want strings.Builder
+	for i := 1; i <= 500; i++ {
+		fmt.Fprintf(&want, "line %d\n", i)
+	}
+	if first.stdout.String() != "first\n" || second.stdout.String() != want.String() {
+		t.Fatalf("stdout %q and %d bytes, want %q and the 500 lines in order", first.stdout.String(), second.stdout.Len(), "first\n")
 	}
 }

@@ -17,8 +17,9 @@ import (
 	"github.com/jupyter-guard/jupyter-guard/proxy/wire"
 )
 
-// Hooks let the code that owns the proxy watch and steer the traffic. Both
-// run on the forwarding path: they must be quick and must not block.
+// Hooks let the code that owns the proxy watch and steer the traffic. They
+// run on the goroutine that read the message: they must be quick and must
+// not block.
 type Hooks interface {
 	// FromFrontend sees each verified request before the kernel does.
 	// Returning false keeps it from the kernel (the hook answers it).
@@ -26,7 +27,12 @@ type Hooks interface {
 	// FromKernel sees each message from the kernel before the frontends do.
 	// parent is the decoded parent_header (zero if it is empty); state is a
 	// status message's execution_state, decoded once for both ("" otherwise).
-	FromKernel(ch Channel, m *wire.Message, h, parent wire.Header, state string)
+	// For an iopub message it may return what the message must wait for
+	// (what the guard posts into a cell before its idle): the message and
+	// the iopub messages after it are then held until that is closed, at
+	// most maxHold, while the kernel's messages are still read (held.go).
+	// Nil, and whatever it returns for another channel: forward at once.
+	FromKernel(ch Channel, m *wire.Message, h, parent wire.Header, state string) (wait <-chan struct{})
 	// Unserved gets a request that was waiting for a kernel when GiveUp
 	// said none is coming, or came after it: the hook answers it.
 	Unserved(r Request)
@@ -51,6 +57,7 @@ type Proxy struct {
 	front    *frontSockets
 	ready    chan struct{} // closed once front is set: handlers wait for it
 	inflight *inflight
+	iopubOut *heldOutput // the kernel's iopub, in order, held where a hook says
 	release  releaser
 	own      ownRequests
 	// welcomes: the kernel greets iopub subscriptions (welcome.go).
@@ -85,6 +92,11 @@ func Listen(ci kernelspec.ConnectionInfo, hooks Hooks, logger *log.Logger) (*Pro
 		own:      ownRequests{waiting: map[string]chan *wire.Message{}},
 		attached: make(chan struct{}),
 	}
+	p.iopubOut = newHeldOutput(func(frames [][]byte) {
+		if err := p.sendFront(IOPub, frames); err != nil {
+			p.log.Print(err)
+		}
+	})
 	front, err := listenFrontend(ci, p.fromFrontend, p.welcome, logger.Printf)
 	if err != nil {
 		cancel()
@@ -153,7 +165,8 @@ func (p *Proxy) Detach(drain time.Duration) (pending []Request, busy [][]byte) {
 		k.Drain(drain)
 		k.Close()
 	}
-	p.own.forget() // what the old kernel did not answer, it never will
+	p.iopubOut.rush() // what the kernel published goes before what is said of its end
+	p.own.forget()    // what the old kernel did not answer, it never will
 	return p.inflight.drain()
 }
 

@@ -98,7 +98,7 @@ func streamText(content []byte) (name, text string, ok bool) {
 
 // FromKernel follows the execution count, for replies the proxy must
 // write itself when the kernel dies.
-func (s *Supervisor) FromKernel(ch proxy.Channel, m *wire.Message, h, parent wire.Header, state string) {
+func (s *Supervisor) FromKernel(ch proxy.Channel, m *wire.Message, h, parent wire.Header, state string) (wait <-chan struct{}) {
 	if state != "" {
 		s.mu.Lock()
 		s.busy = state == "busy"
@@ -108,8 +108,10 @@ func (s *Supervisor) FromKernel(ch proxy.Channel, m *wire.Message, h, parent wir
 			case "busy":
 				s.guard.CellStarted(parent.MsgID)
 			case "idle":
-				s.awaitNotes(parent.MsgID)
-				s.guard.CellFinished(parent.MsgID)
+				// The idle goes once the cell's notes and the guard's word
+				// on its end are in the cell: frontends drop what comes
+				// after it.
+				wait = allClosed(s.notesWritten(parent.MsgID), s.guard.CellFinished(parent.MsgID))
 				s.awaitReply(parent.MsgID)
 			}
 		}
@@ -159,6 +161,40 @@ func (s *Supervisor) FromKernel(ch proxy.Channel, m *wire.Message, h, parent wir
 			s.mu.Unlock()
 			s.guard.ExecutionCount(parent.MsgID, n)
 		}
+	}
+	return wait
+}
+
+// allClosed is closed once every one of waits is: nil if none is open.
+func allClosed(waits ...<-chan struct{}) <-chan struct{} {
+	var open []<-chan struct{}
+	for _, w := range waits {
+		if w != nil && !isClosed(w) {
+			open = append(open, w)
+		}
+	}
+	switch len(open) {
+	case 0:
+		return nil
+	case 1:
+		return open[0]
+	}
+	done := make(chan struct{})
+	go func() {
+		for _, w := range open {
+			<-w
+		}
+		close(done)
+	}()
+	return done
+}
+
+func isClosed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
 	}
 }
 

@@ -11,7 +11,7 @@ import (
 // something: out of GPU memory, GPU software that would not start, the
 // allocation ceiling. One of each kind per cell, written off the
 // forwarding path (they measure, read NVML, ask the other proxies), after
-// the error they explain; the cell's idle waits for them.
+// the error they explain; the cell's idle is held for them (notesWritten).
 type cellNotes struct {
 	mu      sync.Mutex
 	pending map[string]chan struct{} // by noteKey; closed when posted
@@ -51,9 +51,10 @@ func (s *Supervisor) postNote(id, kind string, parent []byte, write func() (stri
 	}()
 }
 
-// awaitNotes waits, at most noteWait in all, for the notes of cell id
-// being written, and forgets them.
-func (s *Supervisor) awaitNotes(id string) {
+// notesWritten is closed once the notes of cell id being written are
+// posted, or noteWait has passed (nil if none is being written); it
+// forgets them.
+func (s *Supervisor) notesWritten(id string) <-chan struct{} {
 	n := &s.notes
 	n.mu.Lock()
 	var waits []chan struct{}
@@ -65,18 +66,23 @@ func (s *Supervisor) awaitNotes(id string) {
 	}
 	n.mu.Unlock()
 	if len(waits) == 0 {
-		return
+		return nil
 	}
-	t := time.NewTimer(noteWait)
-	defer t.Stop()
-	for _, done := range waits {
-		select {
-		case <-done:
-		case <-t.C:
-			s.cfg.Log.Printf("a note for cell %s came too late for the cell", id)
-			return
+	written := make(chan struct{})
+	go func() {
+		defer close(written)
+		t := time.NewTimer(noteWait)
+		defer t.Stop()
+		for _, done := range waits {
+			select {
+			case <-done:
+			case <-t.C:
+				s.cfg.Log.Printf("a note for cell %s came too late for the cell", id)
+				return
+			}
 		}
-	}
+	}()
+	return written
 }
 
 // cellError is an error output's content: what the notes are found in.

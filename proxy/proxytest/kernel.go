@@ -20,9 +20,10 @@ import (
 // each message's signature (the first verified one trusts its connection
 // with memory, as the proxy's own sockets do) and answers as ipykernel
 // does: a busy status on iopub, the reply, an idle status. An
-// execute_request's code "print TEXT" prints TEXT on stdout; "hang" stays
-// busy and never replies, as a kernel stuck in a cell; every other code
-// does nothing and succeeds.
+// execute_request's code "print TEXT" prints TEXT on stdout; "lines N"
+// prints "line 1" to "line N", a stream message each; "hang" stays busy
+// and never replies, as a kernel stuck in a cell; every other code does
+// nothing and succeeds.
 type Kernel struct {
 	// Conn is the kernel's connection file: where it listens, its key.
 	Conn kernelspec.ConnectionInfo
@@ -143,6 +144,12 @@ func (k *Kernel) handle(channel string, frames [][]byte) bool {
 		}
 		if text, ok := strings.CutPrefix(c.Code, "print "); ok {
 			k.publish(m.Header, "stream", map[string]string{"name": "stdout", "text": text + "\n"})
+		}
+		if count, ok := strings.CutPrefix(c.Code, "lines "); ok {
+			lines, _ := strconv.Atoi(count)
+			for i := 1; i <= lines; i++ {
+				k.publish(m.Header, "stream", map[string]string{"name": "stdout", "text": "line " + strconv.Itoa(i) + "\n"})
+			}
 		}
 		k.reply(channel, m, "execute_reply", map[string]any{"status": "ok", "execution_count": n, "user_expressions": map[string]any{}})
 	case h.MsgType == "comm_msg":

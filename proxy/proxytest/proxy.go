@@ -103,9 +103,11 @@ func (p *Proxy) Dial(t testing.TB) *client.Client {
 // passHooks let every message through, as a proxy without a guard would.
 type passHooks struct{}
 
-func (passHooks) FromFrontend(proxy.Channel, *wire.Message, wire.Header) bool               { return true }
-func (passHooks) FromKernel(proxy.Channel, *wire.Message, wire.Header, wire.Header, string) {}
-func (passHooks) Unserved(proxy.Request)                                                    {}
+func (passHooks) FromFrontend(proxy.Channel, *wire.Message, wire.Header) bool { return true }
+func (passHooks) FromKernel(proxy.Channel, *wire.Message, wire.Header, wire.Header, string) <-chan struct{} {
+	return nil
+}
+func (passHooks) Unserved(proxy.Request) {}
 
 // Log is what the proxy logged, a line per Write.
 type Log struct {

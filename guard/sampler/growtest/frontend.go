@@ -113,7 +113,7 @@ func (f *Frontend) Cell(t testing.TB, id, command string) {
 func (f *Frontend) Finish(t testing.TB, id, word string) []string {
 	t.Helper()
 	out := f.P.Expect(t, word)
-	f.G.CellFinished(id)
+	<-f.G.CellFinished(id)
 	if c, _ := f.Ledger(id); c.State != ledger.Done {
 		t.Fatalf("cell %s is %s right after its end, want done with its end measurement", id, c.State)
 	}
@@ -127,7 +127,7 @@ func (f *Frontend) End(t testing.TB, id string) []string {
 	t.Helper()
 	for line := range f.P.Lines() {
 		if len(line) > 0 && (line[0] == "done" || line[0] == "interrupted" || line[0] == "memory") {
-			f.G.CellFinished(id)
+			<-f.G.CellFinished(id)
 			return line
 		}
 	}

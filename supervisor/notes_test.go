@@ -1,0 +1,62 @@
+package supervisor
+
+import (
+	"log"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// syncBuffer is a log destination the test reads while notes write to it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestANoteThatNeverComes: a note whose writing hangs (NVML, or another
+// proxy that does not answer) does not hold the hook that forwards the
+// cell's idle: what the idle waits for is handed back at once, and closes
+// after noteWait, with a line in the log; the note is then forgotten.
+func TestANoteThatNeverComes(t *testing.T) {
+	logged := &syncBuffer{}
+	s := &Supervisor{cfg: Config{Log: log.New(logged, "", 0)}}
+	never := make(chan struct{})
+	defer close(never)
+	s.postNote("cell", "gpu", nil, func() (string, bool) {
+		<-never
+		return "", false
+	})
+	s.postNote("other cell", "gpu", nil, func() (string, bool) { return "", false })
+
+	written := s.notesWritten("cell")
+	if written == nil || isClosed(written) {
+		t.Fatal("the idle does not wait for the note being written, or its hook waited for it")
+	}
+	select {
+	case <-written:
+	case <-time.After(noteWait + 10*time.Second):
+		t.Fatalf("the idle still waits %s after noteWait (%s)", 10*time.Second, noteWait)
+	}
+	if !strings.Contains(logged.String(), "a note for cell cell came too late for the cell") {
+		t.Errorf("log %q, want the late note said", logged.String())
+	}
+	if again := s.notesWritten("cell"); again != nil {
+		t.Error("the late note is still waited for")
+	}
+	if other := s.notesWritten("other cell"); other == nil {
+		t.Error("another cell's note was forgotten with it")
+	}
+}
