@@ -79,7 +79,7 @@ E2E_SUMMARY = sed -n '/^âœ– failing tests:/q;p' bin/e2e-test.log | grep -E '^(âœ
 		f && /^    actual: / { print "  " substr($$0, 1, 400) } \
 		f && /^  --- the page showed: / { print "  " substr($$0, 1, 600) }' bin/e2e-test.log
 
-.PHONY: build build-nvmlmock test e2e venvs e2e-deps nbclient-suite labextension labextension-check screenshots wheel
+.PHONY: build build-nvmlmock check test e2e venvs e2e-deps nbclient-suite labextension labextension-check screenshots wheel
 
 build:
 	$(GO) build -o bin/guardctl ./cmd/guardctl
@@ -190,6 +190,16 @@ GUEST_TESTS := tests/test_cgroup_v2.py tests/test_headroom_v2.py tests/test_ceil
 # The packages whose combined coverage the summary shows: the proxy and the
 # supervisor are driven almost only through the binary.
 COVER_KEY := github.com/jupyter-guard/jupyter-guard/proxy,github.com/jupyter-guard/jupyter-guard/supervisor
+
+# The quick tier, under 3 minutes once the venvs exist: go vet (with and
+# without cgo) and the Go tests, which run the proxy against a fake kernel
+# and the guard against real processes and cgroups, and drive pyzmq and
+# ipykernel from .venv; no Jupyter server, no browser. make test runs them
+# too, with coverage, before pytest and the e2e stories.
+check: venvs
+	$(GO) vet ./...
+	CGO_ENABLED=0 $(GO) vet ./...
+	JUPYTER_GUARD_TEST_STRICT=1 JUPYTER_GUARD_TEST_PYTHON=$(VENV)/bin/python $(GO) test $(GO_TEST_FLAGS) ./...
 
 # Every step runs even when an earlier one fails, so one run shows all the
 # failures; the exit status is non-zero if any step failed. JUPYTER_GUARD_
