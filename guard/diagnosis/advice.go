@@ -290,7 +290,7 @@ func (d *Diagnosis) tensorPoolAdvice() []string {
 	}
 	return append(p, "Train with a smaller batch (fit(..., batch_size=...)): a batch's activations are what grew.",
 		"TF_ENABLE_ONEDNN_OPTS=0 in the kernel's environment makes such a step raise ResourceExhaustedError and "+
-			"keeps the kernel, at a cost in speed (a CNN's training took 1.3-1.8x as long here).",
+			"keeps the kernel, at a cost in speed (training a CNN took 1.4-2.2x as long without oneDNN on an AVX-512 CPU).",
 		"TF_CPU_ALLOCATOR_USE_BFC=false in the kernel's environment lifts the limit: the OOM killer then ends the "+
 			"kernel at the budget instead.")
 }
