@@ -143,10 +143,9 @@ func TestTheProxyAnswersACellTheKernelNeverWill(t *testing.T) {
 	if err := p.Stream(r.Header, "stderr", "jupyter-guard: a note\n"); err != nil {
 		t.Fatal(err)
 	}
-	answer(t, p, r, "KernelDied")
-	e.wait(t)
-	if e.reply.Status != "error" || e.reply.Ename != "KernelDied" || e.stderr.String() != "jupyter-guard: a note\n" {
-		t.Fatalf("the cell ended %+v with stderr %q", e.reply, e.stderr.String())
+	answer(t, p, r, e, "KernelDied")
+	if e.stderr.String() != "jupyter-guard: a note\n" {
+		t.Fatalf("the cell's stderr %q, want the proxy's note", e.stderr.String())
 	}
 	if _, ok := p.Unanswered(id); ok {
 		t.Error("the answered cell is still in flight")
@@ -178,11 +177,7 @@ func TestAKernelGoneMidCell(t *testing.T) {
 	if h, err := wire.DecodeHeader(busy[0]); err != nil || h.MsgID != id {
 		t.Fatalf("busy after the kernel left: %s (%v)", busy[0], err)
 	}
-	answer(t, p, pending[0], "KernelDied")
-	hung.wait(t)
-	if hung.reply.Ename != "KernelDied" {
-		t.Fatalf("the cell the kernel left ended %+v", hung.reply)
-	}
+	answer(t, p, pending[0], hung, "KernelDied")
 
 	p.GiveUp()
 	later := startCell(c, "print late")
@@ -191,11 +186,7 @@ func TestAKernelGoneMidCell(t *testing.T) {
 	if r.MsgType != "execute_request" {
 		t.Fatalf("unserved: %+v", r)
 	}
-	answer(t, p, r, "NoKernel")
-	later.wait(t)
-	if later.reply.Ename != "NoKernel" {
-		t.Fatalf("the request after GiveUp ended %+v", later.reply)
-	}
+	answer(t, p, r, later, "NoKernel")
 
 	p.Hold()
 	waiting := startCell(c, "print served")
@@ -219,15 +210,20 @@ func TestAKernelGoneMidCell(t *testing.T) {
 	}
 }
 
-// answer ends r with an error reply named ename and an idle, as the guard
-// answers a cell no kernel will.
-func answer(t *testing.T, p *proxytest.Proxy, r proxy.Request, ename string) {
+// answer ends r, the request of cell e, with an error reply named ename
+// and an idle, as the guard answers a cell no kernel will, and waits for
+// the cell to end so.
+func answer(t *testing.T, p *proxytest.Proxy, r proxy.Request, e *cell, ename string) {
 	t.Helper()
 	if err := p.Reply(r, map[string]any{"status": "error", "execution_count": 0, "ename": ename, "evalue": "", "traceback": []string{}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := p.Publish(r.Header, "status", map[string]string{"execution_state": "idle"}); err != nil {
 		t.Fatal(err)
+	}
+	e.wait(t)
+	if e.reply.Status != "error" || e.reply.Ename != ename {
+		t.Fatalf("the cell ended %+v, want %s", e.reply, ename)
 	}
 }
 

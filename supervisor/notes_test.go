@@ -3,35 +3,18 @@ package supervisor
 import (
 	"log"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/jupyter-guard/jupyter-guard/internal/lockedbuf"
 )
-
-// syncBuffer is a log destination the test reads while notes write to it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestANoteThatNeverComes: a note whose writing hangs (NVML, or another
 // proxy that does not answer) does not hold the hook that forwards the
 // cell's idle: what the idle waits for is handed back at once, and closes
 // after noteWait, with a line in the log; the note is then forgotten.
 func TestANoteThatNeverComes(t *testing.T) {
-	logged := &syncBuffer{}
+	logged := &lockedbuf.Buffer{}
 	s := &Supervisor{cfg: Config{Log: log.New(logged, "", 0)}}
 	never := make(chan struct{})
 	defer close(never)

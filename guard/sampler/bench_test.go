@@ -1,12 +1,10 @@
 package sampler_test
 
 import (
-	"bytes"
 	"fmt"
 	"log"
 	"regexp"
 	"slices"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -14,6 +12,7 @@ import (
 	"github.com/jupyter-guard/jupyter-guard/guard/cgroup/cgrouptest"
 	"github.com/jupyter-guard/jupyter-guard/guard/proctree"
 	"github.com/jupyter-guard/jupyter-guard/guard/sampler/growtest"
+	"github.com/jupyter-guard/jupyter-guard/internal/lockedbuf"
 )
 
 // These benchmarks run the whole guard on a real growing python, one fresh
@@ -74,7 +73,7 @@ func pauseOnce(b *testing.B, grow string, inCgroup bool) (over, react, room floa
 		grp = cgrouptest.New(b, 1536*mib)
 		wrap, env = grp.Wrap, nil
 	}
-	logs := &syncBuffer{}
+	logs := &lockedbuf.Buffer{}
 	b.Cleanup(func() {
 		if b.Failed() {
 			b.Logf("the guard's log:\n%s", logs)
@@ -140,7 +139,7 @@ func BenchmarkSamplerCPU(b *testing.B) {
 			var cell, idle []float64
 			for range b.N {
 				grp := cgrouptest.New(b, 1536*mib)
-				f := growtest.Guarded(b, bc.env, grp.Wrap, log.New(&syncBuffer{}, "", 0))
+				f := growtest.Guarded(b, bc.env, grp.Wrap, log.New(&lockedbuf.Buffer{}, "", 0))
 				f.Cell(b, "warm", "ping")
 				f.Finish(b, "warm", "pong")
 
@@ -177,22 +176,4 @@ func report(b *testing.B, unit string, vs []float64) {
 	b.ReportMetric(vs[len(vs)/2], unit+"-p50")
 	b.ReportMetric(vs[len(vs)-1], unit+"-max")
 	b.Logf("%s over %d runs: %s", unit, len(vs), fmt.Sprintf("%.2f", vs))
-}
-
-// syncBuffer is a log destination the test can read while the guard writes.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.String()
 }

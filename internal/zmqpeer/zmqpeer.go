@@ -5,7 +5,6 @@ package zmqpeer
 
 import (
 	"bufio"
-	"bytes"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -14,11 +13,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/jupyter-guard/jupyter-guard/internal/lockedbuf"
 	"github.com/jupyter-guard/jupyter-guard/internal/testenv"
 )
 
@@ -39,27 +38,8 @@ type Peer struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	stdout *bufio.Reader
-	stderr lockedBuffer
+	stderr lockedbuf.Buffer
 	hung   atomic.Bool
-}
-
-// lockedBuffer is stderr's copy, read while exec's goroutine may still be
-// writing it (a check failed and the test reports it at once).
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
 
 // Start runs zmqpeer.py MODE ENDPOINT ARGS... with the test venv's python
