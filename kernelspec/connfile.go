@@ -8,7 +8,7 @@ import (
 	"os"
 	"syscall"
 
-	"github.com/jupyter-guard/jupyter-guard/proxy/zmtp"
+	"github.com/jupyter-guard/jupyter-guard/zmtp"
 )
 
 // ConnectionInfo is a Jupyter connection file: where a kernel's five

@@ -18,7 +18,7 @@ import (
 	"github.com/jupyter-guard/jupyter-guard/proxy"
 	"github.com/jupyter-guard/jupyter-guard/proxy/proxytest"
 	"github.com/jupyter-guard/jupyter-guard/proxy/wire"
-	"github.com/jupyter-guard/jupyter-guard/proxy/zmtp"
+	"github.com/jupyter-guard/jupyter-guard/zmtp"
 )
 
 // What a local peer without the key can make the proxy do (docs/security.md),

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/jupyter-guard/jupyter-guard/kernelspec"
-	"github.com/jupyter-guard/jupyter-guard/proxy/zmtp"
+	"github.com/jupyter-guard/jupyter-guard/zmtp"
 )
 
 // socket is what the proxy does with a bound socket: send on it, close it.

@@ -1,6 +1,6 @@
 // Package proxytest runs the proxy (package proxy) in a test's process
 // between a fake kernel and the test's frontends and attackers, all of
-// them speaking ZMTP through the project's own proxy/zmtp, so the proxy's
+// them speaking ZMTP through the project's own zmtp, so the proxy's
 // tests need no Python stack and run in milliseconds:
 //
 //   - Kernel (kernel.go) is the child side: a ROUTER for shell, control

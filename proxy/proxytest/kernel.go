@@ -13,7 +13,7 @@ import (
 
 	"github.com/jupyter-guard/jupyter-guard/kernelspec"
 	"github.com/jupyter-guard/jupyter-guard/proxy/wire"
-	"github.com/jupyter-guard/jupyter-guard/proxy/zmtp"
+	"github.com/jupyter-guard/jupyter-guard/zmtp"
 )
 
 // Kernel is a fake Jupyter kernel: the child the proxy dials. It checks

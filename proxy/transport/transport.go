@@ -1,5 +1,5 @@
 // Package transport dials a kernel's message channels over the project's
-// own ZMTP (proxy/zmtp): the proxy towards its child kernel, and the
+// own ZMTP (package zmtp): the proxy towards its child kernel, and the
 // project's client (package client, guardctl run) towards any kernel, so
 // guardctl links one ZeroMQ implementation.
 package transport
@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/jupyter-guard/jupyter-guard/kernelspec"
-	"github.com/jupyter-guard/jupyter-guard/proxy/zmtp"
+	"github.com/jupyter-guard/jupyter-guard/zmtp"
 )
 
 // Channel is one of a kernel's message channels (heartbeats are not

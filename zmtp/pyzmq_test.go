@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/jupyter-guard/jupyter-guard/internal/zmqpeer"
-	"github.com/jupyter-guard/jupyter-guard/proxy/zmtp"
+	"github.com/jupyter-guard/jupyter-guard/zmtp"
 )
 
 // The kernel and Jupyter speak libzmq: each socket is checked against

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/jupyter-guard/jupyter-guard/internal/zmqpeer"
-	"github.com/jupyter-guard/jupyter-guard/proxy/zmtp"
+	"github.com/jupyter-guard/jupyter-guard/zmtp"
 )
 
 // patience is how long a test waits for what should come at once: only a

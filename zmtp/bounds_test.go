@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jupyter-guard/jupyter-guard/proxy/zmtp"
+	"github.com/jupyter-guard/jupyter-guard/zmtp"
 )
 
 // The bounds on peers that have not shown the key (limits.go). A message

@@ -3,7 +3,10 @@
 // as Jupyter asks with Curve keys in a connection file (CURVE, curve.go),
 // for the four kinds of socket a Jupyter kernel proxy has. Towards the
 // frontends it binds a Router (shell, control, stdin, heartbeat) and a Pub
-// (iopub); towards its child it dials a Dealer or a Sub (Dial).
+// (iopub); towards its child it dials a Dealer or a Sub (Dial). It sits
+// below the packages that use it: kernelspec reads a connection file's
+// Curve keys with it, the proxy binds and dials with it, and the client
+// dials kernels with it through proxy/transport.
 //
 // It exists for latency. Behind zmq4's sockets every message crossed two
 // goroutines in the proxy (zmq4's reader per connection, then the

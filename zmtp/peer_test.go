@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jupyter-guard/jupyter-guard/proxy/zmtp"
+	"github.com/jupyter-guard/jupyter-guard/zmtp"
 )
 
 // TestDialRetries: the proxy dials a kernel that may not listen yet, or

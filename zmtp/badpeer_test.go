@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jupyter-guard/jupyter-guard/proxy/zmtp"
+	"github.com/jupyter-guard/jupyter-guard/zmtp"
 )
 
 // TestBadPeersAreDropped: a peer that fails the handshake is dropped with

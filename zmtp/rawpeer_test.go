@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jupyter-guard/jupyter-guard/proxy/zmtp"
+	"github.com/jupyter-guard/jupyter-guard/zmtp"
 )
 
 // rawPeer is a ZMTP peer that writes whatever bytes a test gives it: what

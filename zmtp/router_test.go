@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/jupyter-guard/jupyter-guard/proxy/zmtp"
+	"github.com/jupyter-guard/jupyter-guard/zmtp"
 )
 
 // senders is a Router handler that echoes like echo and records, for

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jupyter-guard/jupyter-guard/proxy/zmtp"
+	"github.com/jupyter-guard/jupyter-guard/zmtp"
 )
 
 // stuckMessages is well past what a stalled peer's socket buffers take

@@ -14,7 +14,7 @@ import (
 	"golang.org/x/crypto/nacl/box"
 
 	"github.com/jupyter-guard/jupyter-guard/internal/zmqpeer"
-	"github.com/jupyter-guard/jupyter-guard/proxy/zmtp"
+	"github.com/jupyter-guard/jupyter-guard/zmtp"
 )
 
 // security is what both ends of a test speak: NULL, or CURVE with a new
