@@ -4,9 +4,9 @@ Runs the plain kernelspec and its guarded wrapper at the same time and
 interleaves the measurements in small batches, so machine noise hits both
 alike. Prints median and p99 round trips of execute('pass'), the proxy's CPU
 and voluntary context switches ("sleeps") per execute, the time of a cell
-printing 50 MB, the proxy's CPU and wake-ups while the kernel is idle (with
-no heartbeats, as jupyter_server runs kernels; the plain kernel's own
-wake-ups beside them) and its RSS.
+printing 50 MB and of the executes right after it, the proxy's CPU and
+wake-ups while the kernel is idle (with no heartbeats, as jupyter_server
+runs kernels; the plain kernel's own wake-ups beside them) and its RSS.
 --guarded may be given more than once (two builds of guardctl in
 kernelspecs of their own): each is compared with the plain kernel in the
 same interleaved run.
@@ -106,17 +106,22 @@ def latency(kernels, rounds, batch):
     return times
 
 
-def big_output(kernels, reps):
+def big_output(kernels, reps, batch):
     """Each repetition starts with the next kernel in turn, as latency's
     batches alternate: the cell that runs right after another kernel's
-    50 MB (its client still freeing them) is the slower one."""
+    50 MB (its client still freeing them) is the slower one. After its
+    50 MB each kernel runs a batch of executes at once: whether a big
+    output leaves the proxy slower (its memory, Go's collector) shows in
+    those against latency's."""
     code = "import sys; sys.stdout.write('x' * 50_000_000); sys.stdout.flush()"
     times = {name: [] for name in kernels}
+    after = {name: [] for name in kernels}
     names = list(kernels)
     for rep in range(reps):
         for name in names[rep % len(names):] + names[:rep % len(names)]:
             times[name].append(run(kernels[name][1], code))
-    return times
+            after[name] += [run(kernels[name][1], "pass") for _ in range(batch)]
+    return times, after
 
 
 def control_state(proxy_pid):
@@ -189,7 +194,7 @@ def main():
         lat = latency(kernels, args.rounds, args.batch)
         after = {n: middle_stat(pids) for n, pids in proxies.items()}
         per = lambda n, key: (after[n][key] - before[n][key]) / len(lat[n])
-        big = big_output(kernels, args.big)
+        big, after_big = big_output(kernels, args.big, args.batch)
         for _, kc in kernels.values():
             kc.hb_channel.stop()  # jupyter_server sends no heartbeats
         # The second after a big output is not idle yet: the guard's sampler
@@ -217,6 +222,12 @@ def main():
             print(f"  {n:{width}s} {bigm[n]:.3f} s")
         for n in guarded:
             print(f"  ratio {n}: {bigm[n] / bigm['plain']:.3f}")
+        medb = {n: statistics.median(v) * 1e3 for n, v in after_big.items()}
+        print(f"execute('pass') right after a 50 MB output, {args.batch} after each, {len(after_big['plain'])} each:")
+        for n in after_big:
+            print(f"  {n:{width}s} median {medb[n]:.3f} ms, {medb[n] / med[n]:.3f} of its median without")
+        for n in guarded:
+            print(f"  ratio {n}: median {medb[n] / medb['plain']:.3f} (without the 50 MB before: {med[n] / med['plain']:.3f})")
         print(f"plain: the kernel's own sleeps while idle for 10 s: {(plain1 - plain0) / 10:.1f} per second")
         for n in guarded:
             print(f"{n}: proxy CPU while the kernel is idle for 10 s: {idle1[n]['cpu_s'] - idle0[n]['cpu_s']:.3f} s, "
