@@ -61,7 +61,7 @@ func (s *Supervisor) FromFrontend(ch proxy.Channel, m *wire.Message, h wire.Head
 		}
 		_ = json.Unmarshal(m.Content, &c)
 		s.mu.Lock()
-		s.cells[h.MsgID] = &cellInfo{code: c.Code, asked: time.Now()}
+		s.cells[h.MsgID] = &cellInfo{code: c.Code, asked: time.Now(), replied: make(chan struct{})}
 		s.mu.Unlock()
 		s.guard.CellRequested(h.MsgID, m.Header, c.Code)
 		if rep := s.takeNextCellReport(); rep != nil {
@@ -111,7 +111,7 @@ func (s *Supervisor) FromKernel(ch proxy.Channel, m *wire.Message, h, parent wir
 				// The idle goes once the cell's notes and the guard's word
 				// on its end are in the cell: frontends drop what comes
 				// after it.
-				wait = allClosed(s.notesWritten(parent.MsgID), s.guard.CellFinished(parent.MsgID))
+				wait = allClosed(s.cellNotes(parent.MsgID), s.guard.CellFinished(parent.MsgID))
 				s.awaitReply(parent.MsgID)
 			}
 		}
@@ -129,6 +129,9 @@ func (s *Supervisor) FromKernel(ch proxy.Channel, m *wire.Message, h, parent wir
 			if e, ok := decodeError(m.Content); ok {
 				s.checkMemoryError(parent.MsgID, m.Parent, e)
 			}
+		}
+		if cell != nil {
+			close(cell.replied)
 		}
 	}
 	if ch == proxy.IOPub && h.MsgType == "stream" {

@@ -51,6 +51,37 @@ func (s *Supervisor) postNote(id, kind string, parent []byte, write func() (stri
 	}()
 }
 
+// replyWait bounds how long a cell's idle waits for its execute_reply to
+// be looked at: ipykernel sends the reply first, but the proxy reads
+// shell and iopub apart, and a kernel may drop a reply (droppedreply.go).
+const replyWait = 250 * time.Millisecond
+
+// cellNotes is closed once cell id's notes are in: its execute_reply has
+// been looked at (at most replyWait) and the notes being written then are
+// posted (notesWritten); nil if there is nothing to wait for.
+func (s *Supervisor) cellNotes(id string) <-chan struct{} {
+	s.mu.Lock()
+	cell := s.cells[id]
+	s.mu.Unlock()
+	if cell == nil { // replied already, or never asked here
+		return s.notesWritten(id)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTimer(replyWait)
+		defer t.Stop()
+		select {
+		case <-cell.replied:
+		case <-t.C:
+		}
+		if written := s.notesWritten(id); written != nil {
+			<-written
+		}
+	}()
+	return done
+}
+
 // notesWritten is closed once the notes of cell id being written are
 // posted, or noteWait has passed (nil if none is being written); it
 // forgets them.

@@ -73,6 +73,10 @@ type cellInfo struct {
 	// erred: an error output came for it. Without one, an error reply is
 	// where a memory error shows (see FromKernel).
 	erred bool
+	// replied is closed once its execute_reply has been looked at, and any
+	// note that calls for is being written: the cell's idle, which comes
+	// on iopub while the reply is read on shell, waits for it (replyWait).
+	replied chan struct{}
 }
 
 type interruptSent struct {
