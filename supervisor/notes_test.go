@@ -43,3 +43,41 @@ func TestANoteThatNeverComes(t *testing.T) {
 		t.Error("another cell's note was forgotten with it")
 	}
 }
+
+// TestAnIdleWaitsForItsReplysNote: the idle of a cell whose execute_reply
+// has not been read yet (shell and iopub are read apart) waits for the
+// reply to be looked at and for the note it starts; one whose reply never
+// comes waits replyWait, no longer.
+func TestAnIdleWaitsForItsReplysNote(t *testing.T) {
+	s := &Supervisor{cfg: Config{Log: log.New(&lockedbuf.Buffer{}, "", 0)}, cells: map[string]*cellInfo{
+		"answered": {replied: make(chan struct{})}, "dropped": {replied: make(chan struct{})}}}
+	idle := s.cellNotes("answered")
+	if idle == nil || isClosed(idle) {
+		t.Fatal("the idle does not wait for the reply it came before")
+	}
+	// The reply comes, with a memory error whose note takes a while.
+	written := make(chan struct{})
+	s.postNote("answered", "memory", nil, func() (string, bool) {
+		<-written
+		return "", false
+	})
+	close(s.cells["answered"].replied)
+	select {
+	case <-idle:
+		t.Fatal("the idle went before the reply's note was written")
+	case <-time.After(replyWait + 100*time.Millisecond):
+	}
+	close(written)
+	select {
+	case <-idle:
+	case <-time.After(noteWait + 10*time.Second):
+		t.Fatal("the idle still waits after the reply's note was written")
+	}
+
+	dropped := s.cellNotes("dropped")
+	select {
+	case <-dropped:
+	case <-time.After(replyWait + 10*time.Second):
+		t.Fatalf("the idle of a cell whose reply never comes still waits %s after replyWait", 10*time.Second)
+	}
+}
