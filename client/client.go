@@ -70,7 +70,7 @@ func Dial(ctx context.Context, ci kernelspec.ConnectionInfo) (*Client, error) {
 		broken:    make(chan struct{}),
 		iopubSeen: make(chan struct{}),
 	}
-	socks, err := dialChannels(sockCtx, ci, session, c.read)
+	socks, err := transport.Dial(sockCtx, ci, session, c.read)
 	if err != nil {
 		stop(nil)
 		if ctx.Err() != nil {
@@ -79,12 +79,12 @@ func Dial(ctx context.Context, ci kernelspec.ConnectionInfo) (*Client, error) {
 		return nil, err
 	}
 	c.socks = socks
-	for ch, tc := range transportOf {
+	for _, ch := range []wire.Channel{wire.Shell, wire.Control, wire.Stdin, wire.IOPub} {
 		c.watched.Add(1)
 		go func() {
 			defer c.watched.Done()
 			select {
-			case <-socks.Done(tc):
+			case <-socks.Done(ch):
 				c.fail(fmt.Errorf("%s channel: the connection to the kernel is lost", ch))
 			case <-c.broken:
 			}
@@ -126,13 +126,13 @@ func (c *Client) fail(err error) {
 
 // read takes each message from the kernel, on its channel's goroutine,
 // and hands it to whoever waits on its parent.
-func (c *Client) read(ch Channel, frames [][]byte) {
+func (c *Client) read(ch wire.Channel, frames [][]byte) {
 	m, err := decode(ch, frames, c.signer)
 	if err != nil {
 		c.fail(err)
 		return
 	}
-	if ch == IOPub {
+	if ch == wire.IOPub {
 		c.seenOnce.Do(func() { close(c.iopubSeen) })
 	}
 	c.mu.Lock()
@@ -163,15 +163,15 @@ func (c *Client) build(msgType string, parent []byte, content any) (*wire.Messag
 }
 
 // transmit sends a built message on ch.
-func (c *Client) transmit(ch Channel, m *wire.Message, msgType string) error {
-	if err := c.socks.Send(transportOf[ch], m.Frames()); err != nil {
+func (c *Client) transmit(ch wire.Channel, m *wire.Message, msgType string) error {
+	if err := c.socks.Send(ch, m.Frames()); err != nil {
 		return fmt.Errorf("%s channel: send %s: %w", ch, msgType, err)
 	}
 	return nil
 }
 
 // send sends a message that expects no answer.
-func (c *Client) send(ch Channel, msgType string, parent []byte, content any) error {
+func (c *Client) send(ch wire.Channel, msgType string, parent []byte, content any) error {
 	m, _, err := c.build(msgType, parent, content)
 	if err != nil {
 		return err
@@ -181,7 +181,7 @@ func (c *Client) send(ch Channel, msgType string, parent []byte, content any) er
 
 // request sends a request and returns the waiter for what answers it.
 // The caller must call forget when done.
-func (c *Client) request(ch Channel, msgType string, content any) (*waiter, string, error) {
+func (c *Client) request(ch wire.Channel, msgType string, content any) (*waiter, string, error) {
 	if err := c.Err(); err != nil {
 		return nil, "", err
 	}
@@ -234,7 +234,7 @@ func (c *Client) reply(ctx context.Context, w *waiter, replyType string) (*Messa
 		if err != nil {
 			return nil, fmt.Errorf("waiting for %s: %w", replyType, err)
 		}
-		if m.Channel != IOPub && m.Header.MsgType == replyType {
+		if m.Channel != wire.IOPub && m.Header.MsgType == replyType {
 			return m, nil
 		}
 	}

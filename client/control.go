@@ -2,6 +2,8 @@ package client
 
 import (
 	"context"
+
+	"github.com/jupyter-guard/jupyter-guard/proxy/wire"
 )
 
 // Interrupt sends interrupt_request on the control channel and waits for
@@ -23,7 +25,7 @@ func (c *Client) Shutdown(ctx context.Context, restart bool) error {
 // control sends name_request on the control channel and returns the
 // name_reply.
 func (c *Client) control(ctx context.Context, name string, content any) (*Message, error) {
-	w, id, err := c.request(Control, name+"_request", content)
+	w, id, err := c.request(wire.Control, name+"_request", content)
 	if err != nil {
 		return nil, err
 	}

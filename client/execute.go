@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/jupyter-guard/jupyter-guard/proxy/wire"
 )
 
 // ExecuteOptions are the execute_request fields. The zero value is what
@@ -61,7 +63,7 @@ func (c *Client) Execute(ctx context.Context, code string, opts ExecuteOptions, 
 	if expressions == nil {
 		expressions = map[string]string{}
 	}
-	w, id, err := c.request(Shell, "execute_request", map[string]any{
+	w, id, err := c.request(wire.Shell, "execute_request", map[string]any{
 		"code":             code,
 		"silent":           opts.Silent,
 		"store_history":    !opts.NoHistory,
@@ -82,17 +84,17 @@ func (c *Client) Execute(ctx context.Context, code string, opts ExecuteOptions, 
 			return reply, fmt.Errorf("execute: %w", err)
 		}
 		switch {
-		case m.Channel == IOPub:
+		case m.Channel == wire.IOPub:
 			if onIOPub != nil {
 				onIOPub(m)
 			}
 			idle = idle || isIdle(m)
-		case m.Channel == Shell && m.Header.MsgType == "execute_reply":
+		case m.Channel == wire.Shell && m.Header.Kind == wire.ExecuteReply:
 			reply = &Reply{Content: m.Content, Header: m.Header, Request: id}
 			if err := m.decodeContent(reply); err != nil {
 				return nil, err
 			}
-		case m.Channel == Stdin && m.Header.MsgType == "input_request":
+		case m.Channel == wire.Stdin && m.Header.Kind == wire.InputRequest:
 			if err := c.answer(m, opts.Input); err != nil {
 				inputErr = errors.Join(inputErr, err)
 			}
@@ -103,7 +105,7 @@ func (c *Client) Execute(ctx context.Context, code string, opts ExecuteOptions, 
 
 // isIdle says whether m is the status message that ends a request.
 func isIdle(m *Message) bool {
-	if m.Header.MsgType != "status" {
+	if m.Header.Kind != wire.Status {
 		return false
 	}
 	var s struct {
@@ -128,7 +130,7 @@ func (c *Client) answer(m *Message, input func(InputRequest) (string, error)) er
 		inputErr = fmt.Errorf("input for prompt %q: %w", req.Prompt, inputErr)
 		value = ""
 	}
-	if err := c.send(Stdin, "input_reply", m.rawHeader, map[string]string{"value": value}); err != nil {
+	if err := c.send(wire.Stdin, "input_reply", m.rawHeader, map[string]string{"value": value}); err != nil {
 		return errors.Join(inputErr, err)
 	}
 	return inputErr

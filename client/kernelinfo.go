@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/jupyter-guard/jupyter-guard/proxy/wire"
 )
 
 // nudgeInterval is how long Dial waits for an iopub message after a
@@ -27,7 +29,7 @@ type KernelInfo struct {
 
 // KernelInfo asks the kernel who it is.
 func (c *Client) KernelInfo(ctx context.Context) (*KernelInfo, error) {
-	w, id, err := c.request(Shell, "kernel_info_request", struct{}{})
+	w, id, err := c.request(wire.Shell, "kernel_info_request", struct{}{})
 	if err != nil {
 		return nil, err
 	}

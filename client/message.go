@@ -7,30 +7,21 @@ import (
 	"github.com/jupyter-guard/jupyter-guard/proxy/wire"
 )
 
-// Channel names one of the kernel's sockets.
-type Channel string
-
-const (
-	Shell   Channel = "shell"
-	Control Channel = "control"
-	Stdin   Channel = "stdin"
-	IOPub   Channel = "iopub"
-)
-
 // Header is a message header (or parent_header) as the kernel sent it.
 type Header struct {
-	MsgID    string `json:"msg_id"`
-	MsgType  string `json:"msg_type"`
-	Session  string `json:"session"`
-	Username string `json:"username"`
-	Date     string `json:"date"`
-	Version  string `json:"version"`
+	MsgID    string    `json:"msg_id"`
+	MsgType  string    `json:"msg_type"`
+	Session  string    `json:"session"`
+	Username string    `json:"username"`
+	Date     string    `json:"date"`
+	Version  string    `json:"version"`
+	Kind     wire.Kind `json:"-"` // MsgType, classified
 }
 
 // Message is one message received from the kernel, verified and with its
 // headers decoded; content and metadata are left for the receiver.
 type Message struct {
-	Channel  Channel
+	Channel  wire.Channel
 	Header   Header
 	Parent   Header
 	Metadata json.RawMessage
@@ -41,7 +32,7 @@ type Message struct {
 }
 
 // decode checks the signature of frames received on ch and decodes them.
-func decode(ch Channel, frames [][]byte, signer *wire.Signer) (*Message, error) {
+func decode(ch wire.Channel, frames [][]byte, signer *wire.Signer) (*Message, error) {
 	w, err := wire.Parse(frames)
 	if err != nil {
 		return nil, fmt.Errorf("%s channel: not a Jupyter message: %w", ch, err)
@@ -63,6 +54,7 @@ func decode(ch Channel, frames [][]byte, signer *wire.Signer) (*Message, error) 
 	if err := json.Unmarshal(w.Parent, &m.Parent); err != nil {
 		return nil, fmt.Errorf("%s channel: %s parent_header is not JSON: %w", ch, m.Header.MsgType, err)
 	}
+	m.Header.Kind, m.Parent.Kind = wire.KindOf(m.Header.MsgType), wire.KindOf(m.Parent.MsgType)
 	return m, nil
 }
 

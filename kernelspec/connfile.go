@@ -111,3 +111,9 @@ func (ci ConnectionInfo) Endpoint(port int) string {
 	}
 	return fmt.Sprintf("tcp://%s:%d", ci.IP, port)
 }
+
+// Ports are the connection file's ports in the order shell, control,
+// stdin, iopub, hb: indexed by wire.Channel.
+func (ci ConnectionInfo) Ports() [5]int {
+	return [5]int{ci.ShellPort, ci.ControlPort, ci.StdinPort, ci.IOPubPort, ci.HBPort}
+}

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/jupyter-guard/jupyter-guard/client"
-	"github.com/jupyter-guard/jupyter-guard/proxy"
 	"github.com/jupyter-guard/jupyter-guard/proxy/proxytest"
 	"github.com/jupyter-guard/jupyter-guard/proxy/wire"
 	"github.com/jupyter-guard/jupyter-guard/zmtp"
@@ -111,8 +110,8 @@ func TestIdleConnectionsAreBounded(t *testing.T) {
 	const perPort = 400 // above the 256 slots of a socket
 	p := proxytest.StartProxy(t, proxytest.StartKernel(t))
 	before := openFDs(t)
-	kinds := map[proxy.Channel]string{proxy.Shell: "DEALER", proxy.Control: "DEALER", proxy.Stdin: "DEALER",
-		proxy.IOPub: "SUB", proxy.HB: "DEALER"}
+	kinds := map[wire.Channel]string{wire.Shell: "DEALER", wire.Control: "DEALER", wire.Stdin: "DEALER",
+		wire.IOPub: "SUB", wire.HB: "DEALER"}
 	var idle []*zmtp.RawConn
 	for ch, kind := range kinds {
 		for range perPort {
@@ -168,7 +167,7 @@ func TestUnverifiedPeersCannotGrowTheProxy(t *testing.T) {
 		{"4 GiB frame, 256 MiB sent", func() func(*testing.T, *proxytest.Proxy) {
 			chunk := make([]byte, MiB)
 			return func(t *testing.T, p *proxytest.Proxy) {
-				c := dialRaw(t, p.Endpoint(proxy.Shell), "DEALER")
+				c := dialRaw(t, p.Endpoint(wire.Shell), "DEALER")
 				write(c, zmtp.FrameHeader(false, 4<<30))
 				for range 256 {
 					if !write(c, chunk) {
@@ -182,11 +181,11 @@ func TestUnverifiedPeersCannotGrowTheProxy(t *testing.T) {
 			head := append(zmtp.FrameHeader(false, MiB+1), 1)
 			rest := make([]byte, MiB-4)
 			return func(t *testing.T, p *proxytest.Proxy) {
-				c := dialRaw(t, p.Endpoint(proxy.IOPub), "SUB")
+				c := dialRaw(t, p.Endpoint(wire.IOPub), "SUB")
 				for i := range 1024 {
 					for !write(c, binary.BigEndian.AppendUint32(head[:len(head):len(head)], uint32(i))) || !write(c, rest) {
 						c.Close()
-						c = dialRaw(t, p.Endpoint(proxy.IOPub), "SUB") // dropped: again
+						c = dialRaw(t, p.Endpoint(wire.IOPub), "SUB") // dropped: again
 					}
 				}
 			}
@@ -194,7 +193,7 @@ func TestUnverifiedPeersCannotGrowTheProxy(t *testing.T) {
 		{"1,000 unterminated 256 KiB frames", func() func(*testing.T, *proxytest.Proxy) {
 			frame := append(zmtp.FrameHeader(true, 256<<10), make([]byte, 256<<10)...)
 			return func(t *testing.T, p *proxytest.Proxy) {
-				c := dialRaw(t, p.Endpoint(proxy.Shell), "DEALER")
+				c := dialRaw(t, p.Endpoint(wire.Shell), "DEALER")
 				for range 1000 {
 					if !write(c, frame) {
 						return
@@ -215,7 +214,7 @@ func TestUnverifiedPeersCannotGrowTheProxy(t *testing.T) {
 			chunk := bytes.Repeat([]byte("x"), MiB)
 			return func(t *testing.T, p *proxytest.Proxy) {
 				for range 200 {
-					c := dialRaw(t, p.Endpoint(proxy.Shell), "DEALER")
+					c := dialRaw(t, p.Endpoint(wire.Shell), "DEALER")
 					sent := write(c, head)
 					for i := 0; sent && i < 32; i++ {
 						sent = write(c, chunk)
@@ -287,7 +286,7 @@ func TestKeyHolderSendsALargeComm(t *testing.T) {
 	}
 	want := sha256.Sum256(upload)
 	content := map[string]any{"comm_id": "upload", "data": map[string]string{"name": "big.bin"}}
-	if err := c.Send(client.Shell, "comm_msg", content, [][]byte{upload}); err != nil {
+	if err := c.Send(wire.Shell, "comm_msg", content, [][]byte{upload}); err != nil {
 		t.Fatal(err)
 	}
 	select {

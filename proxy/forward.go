@@ -12,7 +12,7 @@ import (
 // key (its connection is then trusted: see zmtp.Limits). A message that is
 // not a well-formed, correctly signed request for this channel is dropped
 // with one log line: it must never reach the kernel or stop the proxy.
-func (p *Proxy) fromFrontend(ch Channel, frames [][]byte) (verified bool) {
+func (p *Proxy) fromFrontend(ch wire.Channel, frames [][]byte) (verified bool) {
 	<-p.ready
 	m, err := wire.Parse(frames)
 	if err != nil {
@@ -28,7 +28,7 @@ func (p *Proxy) fromFrontend(ch Channel, frames [][]byte) (verified bool) {
 		p.drops.Printf(ch.String()+" json", "dropped a message on %s from the frontend: a JSON frame does not parse", ch)
 		return true
 	}
-	if !ch.accepts(h.MsgType) {
+	if !h.Kind.Accepted(ch) {
 		p.drops.Printf(ch.String()+" type", "dropped a message on %s from the frontend: %q does not belong on %s", ch, h.MsgType, ch)
 		return true
 	}
@@ -48,7 +48,7 @@ func (p *Proxy) fromFrontend(ch Channel, frames [][]byte) (verified bool) {
 	}
 	// The DEALER sends the frontend's identity frames along; the kernel's
 	// ROUTER adds ours in front and strips it on the way back.
-	if err := k.Send(toKernel[ch], frames); err != nil {
+	if err := k.Send(ch, frames); err != nil {
 		p.drops.Printf(ch.String()+" forward", "%s: forward %s to the kernel: %v", ch, h.MsgType, err)
 	}
 	p.release.forwarded(frameBytes(frames))
@@ -57,12 +57,12 @@ func (p *Proxy) fromFrontend(ch Channel, frames [][]byte) (verified bool) {
 
 // fromKernel forwards a message on ch from the kernel to the frontends, on
 // the goroutine that read it.
-func (p *Proxy) fromKernel(ch Channel, frames [][]byte) {
+func (p *Proxy) fromKernel(ch wire.Channel, frames [][]byte) {
 	m, err := wire.Parse(frames)
 	if err != nil {
 		// Not ours to judge: pass it on as the kernel sent it.
 		p.log.Printf("%s: a message from the kernel is not a Jupyter message (%v); forwarded as is", ch, err)
-		if ch == IOPub {
+		if ch == wire.IOPub {
 			p.iopubOut.forward(frames, nil)
 		} else {
 			_ = p.sendFront(ch, frames)
@@ -75,14 +75,14 @@ func (p *Proxy) fromKernel(ch Channel, frames [][]byte) {
 	var asked Request
 	answers := false
 	switch ch {
-	case Shell, Control:
+	case wire.Shell, wire.Control:
 		asked, answers = p.inflight.answered(parent.MsgID)
-	case IOPub:
-		if h.MsgType == "iopub_welcome" {
+	case wire.IOPub:
+		if h.Kind == wire.IOPubWelcome {
 			p.kernelWelcomes() // the kernel's greeting of the proxy's own subscription
 			return
 		}
-		if h.MsgType == "status" {
+		if h.Kind == wire.Status {
 			var ok bool
 			if state, ok = wire.ExecutionState(m.Content); ok {
 				p.inflight.status(parent.MsgID, m.Parent, state)
@@ -97,12 +97,12 @@ func (p *Proxy) fromKernel(ch Channel, frames [][]byte) {
 		}
 	}
 	wait := p.hooks.FromKernel(ch, m, h, parent, state)
-	if ch == IOPub {
+	if ch == wire.IOPub {
 		p.iopubOut.forward(frames, wait)
 		p.release.forwarded(frameBytes(frames))
 		return
 	}
-	if ch == Shell || ch == Control {
+	if ch == wire.Shell || ch == wire.Control {
 		// Replies go by the request they answer, not by the identities a
 		// kernel may or may not echo (Deno's does not).
 		if p.own.deliver(parent.MsgID, m) {

@@ -34,15 +34,15 @@ func newRecorder() *recorder {
 	return &recorder{asked: make(chan string, 16), busy: make(chan string, 16), unserved: make(chan proxy.Request, 16)}
 }
 
-func (r *recorder) FromFrontend(_ proxy.Channel, _ *wire.Message, h wire.Header) bool {
-	if h.MsgType == "execute_request" {
+func (r *recorder) FromFrontend(_ wire.Channel, _ *wire.Message, h wire.Header) bool {
+	if h.Kind == wire.ExecuteRequest {
 		r.asked <- h.MsgID
 	}
 	return true
 }
 
-func (r *recorder) FromKernel(_ proxy.Channel, _ *wire.Message, _, parent wire.Header, state string) <-chan struct{} {
-	if state == "busy" && parent.MsgType == "execute_request" {
+func (r *recorder) FromKernel(_ wire.Channel, _ *wire.Message, _, parent wire.Header, state string) <-chan struct{} {
+	if state == "busy" && parent.Kind == wire.ExecuteRequest {
 		r.busy <- parent.MsgID
 	}
 	return nil
@@ -235,13 +235,13 @@ type holder struct {
 	streams atomic.Int64
 }
 
-func (*holder) FromFrontend(proxy.Channel, *wire.Message, wire.Header) bool { return true }
+func (*holder) FromFrontend(wire.Channel, *wire.Message, wire.Header) bool { return true }
 
-func (h *holder) FromKernel(_ proxy.Channel, _ *wire.Message, m, parent wire.Header, state string) <-chan struct{} {
+func (h *holder) FromKernel(_ wire.Channel, _ *wire.Message, m, parent wire.Header, state string) <-chan struct{} {
 	if m.MsgType == "stream" {
 		h.streams.Add(1)
 	}
-	if state == "idle" && parent.MsgType == "execute_request" && h.held.CompareAndSwap(false, true) {
+	if state == "idle" && parent.Kind == wire.ExecuteRequest && h.held.CompareAndSwap(false, true) {
 		return h.release
 	}
 	return nil

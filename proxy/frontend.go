@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/jupyter-guard/jupyter-guard/kernelspec"
+	"github.com/jupyter-guard/jupyter-guard/proxy/wire"
 	"github.com/jupyter-guard/jupyter-guard/zmtp"
 )
 
@@ -15,7 +16,7 @@ type socket interface {
 
 // frontSockets are the five sockets Jupyter connects to.
 type frontSockets struct {
-	socks [numChannels]socket // HB stays nil: the echo answers by itself
+	socks [wire.NumChannels]socket // HB stays nil: the echo answers by itself
 	hb    *zmtp.Echo
 	iopub *zmtp.Pub
 }
@@ -28,23 +29,23 @@ type frontSockets struct {
 // one of them is the CURVE server Jupyter expects the kernel to be. handle
 // says whether a request was verified: the five sockets share the bounds
 // on what a peer may hold until it has sent one (zmtp.Limits).
-func listenFrontend(ci kernelspec.ConnectionInfo, handle func(Channel, [][]byte) bool, welcome zmtp.Welcome, log zmtp.Logger) (*frontSockets, error) {
+func listenFrontend(ci kernelspec.ConnectionInfo, handle func(wire.Channel, [][]byte) bool, welcome zmtp.Welcome, log zmtp.Logger) (*frontSockets, error) {
 	keys, err := ci.Curve()
 	if err != nil {
 		return nil, err
 	}
 	curve := zmtp.WithCurve(keys)
-	limits := zmtp.WithLimits(zmtp.NewLimits(int(numChannels)))
+	limits := zmtp.WithLimits(zmtp.NewLimits(int(wire.NumChannels)))
 	f := &frontSockets{}
-	ports := channelPorts(ci)
-	for ch := range numChannels {
+	ports := ci.Ports()
+	for ch := range wire.NumChannels {
 		ep := ci.Endpoint(ports[ch])
 		switch ch {
-		case IOPub:
+		case wire.IOPub:
 			if f.iopub, err = zmtp.ListenPub(ep, welcome, log, curve, limits); err == nil {
 				f.socks[ch] = f.iopub
 			}
-		case HB:
+		case wire.HB:
 			f.hb, err = zmtp.ListenEcho(ep, log, curve, limits)
 		default:
 			var router *zmtp.Router

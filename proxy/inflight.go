@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"sort"
-	"strings"
 	"sync"
 
 	"github.com/jupyter-guard/jupyter-guard/proxy/wire"
@@ -10,16 +9,17 @@ import (
 
 // Request is a frontend request the kernel has not answered yet.
 type Request struct {
-	Channel Channel
+	Channel wire.Channel
 	Idents  [][]byte
 	Header  []byte // raw header frame: the parent of any reply
 	MsgID   string
 	MsgType string
+	Kind    wire.Kind
 	Seq     uint64 // arrival order: a kernel runs execute requests in this order
 }
 
 // ReplyType is the msg_type of the reply to r ("execute_reply").
-func (r Request) ReplyType() string { return strings.TrimSuffix(r.MsgType, "_request") + "_reply" }
+func (r Request) ReplyType() string { return wire.ReplyType(r.MsgType) }
 
 // inflight tracks unanswered requests and the requests the kernel has
 // announced as busy, so that a kernel death can close every one of them.
@@ -34,8 +34,8 @@ func newInflight() *inflight {
 	return &inflight{pending: map[string]Request{}, busy: map[string][]byte{}}
 }
 
-func (f *inflight) add(ch Channel, m *wire.Message, h wire.Header) {
-	if h.MsgID == "" || ch == Stdin || !repliedTo(h.MsgType) {
+func (f *inflight) add(ch wire.Channel, m *wire.Message, h wire.Header) {
+	if h.MsgID == "" || !h.Kind.Replied() {
 		return
 	}
 	r := NewRequest(ch, m, h)
@@ -104,6 +104,6 @@ func cloneFrames(fs [][]byte) [][]byte {
 }
 
 // NewRequest describes a request as the proxy tracks it.
-func NewRequest(ch Channel, m *wire.Message, h wire.Header) Request {
-	return Request{Channel: ch, Idents: cloneFrames(m.Idents), Header: clone(m.Header), MsgID: h.MsgID, MsgType: h.MsgType}
+func NewRequest(ch wire.Channel, m *wire.Message, h wire.Header) Request {
+	return Request{Channel: ch, Idents: cloneFrames(m.Idents), Header: clone(m.Header), MsgID: h.MsgID, MsgType: h.MsgType, Kind: h.Kind}
 }

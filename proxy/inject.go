@@ -18,7 +18,7 @@ func (p *Proxy) Publish(parent []byte, msgType string, content any) error {
 	if err != nil {
 		return err
 	}
-	return p.sendFront(IOPub, m.Frames())
+	return p.sendFront(wire.IOPub, m.Frames())
 }
 
 // Reply answers r on its channel, to the frontend that sent it.
@@ -53,7 +53,7 @@ func (p *Proxy) nudge(ctx context.Context, k *transport.Kernel, iopubSeen <-chan
 				return err
 			}
 			reply = p.own.expect(m)
-			if err := k.Send(transport.Shell, m.Frames()); err != nil {
+			if err := k.Send(wire.Shell, m.Frames()); err != nil {
 				return fmt.Errorf("ask the kernel for kernel_info: %w", err)
 			}
 		}
@@ -90,7 +90,7 @@ func (p *Proxy) KernelInfo() json.RawMessage {
 
 // Request sends a request of the proxy's own to the attached kernel; its
 // reply is not forwarded to any frontend.
-func (p *Proxy) Request(ch Channel, msgType string, content any) error {
+func (p *Proxy) Request(ch wire.Channel, msgType string, content any) error {
 	p.mu.Lock()
 	k := p.kernel
 	p.mu.Unlock()
@@ -102,7 +102,7 @@ func (p *Proxy) Request(ch Channel, msgType string, content any) error {
 		return err
 	}
 	p.own.expect(m)
-	return k.Send(toKernel[ch], m.Frames())
+	return k.Send(ch, m.Frames())
 }
 
 // ownRequests are the proxy's own requests to the kernel, by msg_id: their

@@ -23,7 +23,7 @@ import (
 type Hooks interface {
 	// FromFrontend sees each verified request before the kernel does.
 	// Returning false keeps it from the kernel (the hook answers it).
-	FromFrontend(ch Channel, m *wire.Message, h wire.Header) bool
+	FromFrontend(ch wire.Channel, m *wire.Message, h wire.Header) bool
 	// FromKernel sees each message from the kernel before the frontends do.
 	// parent is the decoded parent_header (zero if it is empty); state is a
 	// status message's execution_state, decoded once for both ("" otherwise).
@@ -32,7 +32,7 @@ type Hooks interface {
 	// the iopub messages after it are then held until that is closed, at
 	// most maxHold, while the kernel's messages are still read (held.go).
 	// Nil, and whatever it returns for another channel: forward at once.
-	FromKernel(ch Channel, m *wire.Message, h, parent wire.Header, state string) (wait <-chan struct{})
+	FromKernel(ch wire.Channel, m *wire.Message, h, parent wire.Header, state string) (wait <-chan struct{})
 	// Unserved gets a request that was waiting for a kernel when GiveUp
 	// said none is coming, or came after it: the hook answers it.
 	Unserved(r Request)
@@ -93,7 +93,7 @@ func Listen(ci kernelspec.ConnectionInfo, hooks Hooks, logger *log.Logger) (*Pro
 		attached: make(chan struct{}),
 	}
 	p.iopubOut = newHeldOutput(func(frames [][]byte) {
-		if err := p.sendFront(IOPub, frames); err != nil {
+		if err := p.sendFront(wire.IOPub, frames); err != nil {
 			p.log.Print(err)
 		}
 	})
@@ -123,8 +123,8 @@ func (p *Proxy) Close() {
 func (p *Proxy) Attach(ctx context.Context, ci kernelspec.ConnectionInfo, ready func()) error {
 	iopubSeen := make(chan struct{})
 	var seen sync.Once
-	k, err := dialKernel(ctx, ci, uuid.NewString(), func(ch Channel, frames [][]byte) {
-		if ch == IOPub {
+	k, err := transport.Dial(ctx, ci, uuid.NewString(), func(ch wire.Channel, frames [][]byte) {
+		if ch == wire.IOPub {
 			seen.Do(func() { close(iopubSeen) })
 		}
 		p.fromKernel(ch, frames)
@@ -212,7 +212,7 @@ func (p *Proxy) current() (*transport.Kernel, error) {
 	}
 }
 
-func (p *Proxy) sendFront(ch Channel, frames [][]byte) error {
+func (p *Proxy) sendFront(ch wire.Channel, frames [][]byte) error {
 	if err := p.front.socks[ch].Send(frames); err != nil {
 		return fmt.Errorf("send on %s to the frontend: %w", ch, err)
 	}

@@ -223,7 +223,7 @@ func (s *Supervisor) answerInfoWaiters(rep *report) {
 func running(pending []proxy.Request, busy [][]byte) *proxy.Request {
 	for _, raw := range busy {
 		h, err := wire.DecodeHeader(raw)
-		if err != nil || h.MsgType != "execute_request" {
+		if err != nil || h.Kind != wire.ExecuteRequest {
 			continue
 		}
 		for i := range pending {
@@ -233,7 +233,7 @@ func running(pending []proxy.Request, busy [][]byte) *proxy.Request {
 		}
 	}
 	for i := range pending { // in arrival order
-		if pending[i].MsgType == "execute_request" {
+		if pending[i].Kind == wire.ExecuteRequest {
 			return &pending[i]
 		}
 	}
@@ -276,9 +276,9 @@ func (s *Supervisor) closeRequests(pending []proxy.Request, busy [][]byte, run *
 		_, announced := idle[r.MsgID]
 		delete(idle, r.MsgID)
 		switch {
-		case r.MsgType == "kernel_info_request" && unanswered:
+		case r.Kind == wire.KernelInfoRequest && unanswered:
 			s.fail(r, rep, 0, !announced)
-		case r.MsgType == "kernel_info_request":
+		case r.Kind == wire.KernelInfoRequest:
 			// Frontends wait for kernel_info to know a kernel is ready: the
 			// next kernel answers it.
 			s.mu.Lock()
@@ -286,7 +286,7 @@ func (s *Supervisor) closeRequests(pending []proxy.Request, busy [][]byte, run *
 			s.mu.Unlock()
 		case run != nil && r.MsgID == run.MsgID:
 			s.fail(r, rep, count, !announced)
-		case r.MsgType == "execute_request":
+		case r.Kind == wire.ExecuteRequest:
 			s.fail(r, queued, 0, !announced)
 		default:
 			s.fail(r, rep, 0, !announced)
@@ -310,11 +310,11 @@ func (s *Supervisor) fail(r proxy.Request, rep *report, count int, announce bool
 // answer ends request r with rep: its error output for a cell, then the
 // error reply.
 func (s *Supervisor) answer(r proxy.Request, rep *report, count int) {
-	if r.MsgType == "execute_request" {
+	if r.Kind == wire.ExecuteRequest {
 		s.publish(r.Header, "error", map[string]any{"ename": rep.Ename, "evalue": rep.Evalue, "traceback": rep.Traceback})
 	}
 	content := rep.errorContent(count)
-	if r.MsgType == "kernel_info_request" {
+	if r.Kind == wire.KernelInfoRequest {
 		s.asKernelInfo(content, rep)
 	}
 	s.reply(r, content)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jupyter-guard/jupyter-guard/child"
+	"github.com/jupyter-guard/jupyter-guard/proxy/wire"
 
 	"github.com/jupyter-guard/jupyter-guard/control"
 	"github.com/jupyter-guard/jupyter-guard/guard/decide"
@@ -15,7 +16,6 @@ import (
 	"github.com/jupyter-guard/jupyter-guard/guard/gpu"
 	"github.com/jupyter-guard/jupyter-guard/guard/ledger"
 	"github.com/jupyter-guard/jupyter-guard/guard/proctree"
-	"github.com/jupyter-guard/jupyter-guard/proxy"
 )
 
 // voice is how the memory guard speaks through the supervisor: into the
@@ -53,7 +53,7 @@ func (s *Supervisor) interrupt(proc *child.Process, byGuard bool) {
 	s.noteInterrupt(proc.Pid, byGuard)
 	if s.byMessage() {
 		s.guard.Thaw()
-		if err := s.proxy.Request(proxy.Control, "interrupt_request", map[string]any{}); err != nil {
+		if err := s.proxy.Request(wire.Control, "interrupt_request", map[string]any{}); err != nil {
 			s.cfg.Log.Printf("interrupt kernel pid %d: %v", proc.Pid, err)
 		}
 		return

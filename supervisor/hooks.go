@@ -11,10 +11,10 @@ import (
 )
 
 // FromFrontend steers the requests the proxy cannot just pass on.
-func (s *Supervisor) FromFrontend(ch proxy.Channel, m *wire.Message, h wire.Header) bool {
+func (s *Supervisor) FromFrontend(ch wire.Channel, m *wire.Message, h wire.Header) bool {
 	req := proxy.NewRequest(ch, m, h)
 	switch {
-	case ch == proxy.Control && h.MsgType == "shutdown_request":
+	case ch == wire.Control && h.Kind == wire.ShutdownRequest:
 		var c struct {
 			Restart bool `json:"restart"`
 		}
@@ -25,7 +25,7 @@ func (s *Supervisor) FromFrontend(ch proxy.Channel, m *wire.Message, h wire.Head
 		default: // one shutdown is under way already
 		}
 		return s.currentProc() != nil
-	case ch == proxy.Control && h.MsgType == "interrupt_request":
+	case ch == wire.Control && h.Kind == wire.InterruptRequest:
 		proc := s.currentProc()
 		if s.byMessage() {
 			if proc != nil {
@@ -41,21 +41,21 @@ func (s *Supervisor) FromFrontend(ch proxy.Channel, m *wire.Message, h wire.Head
 		}
 		s.reply(req, map[string]any{"status": "ok"})
 		return false
-	case ch == proxy.Control && h.MsgType == "usage_request":
+	case ch == wire.Control && h.Kind == wire.UsageRequest:
 		// Answered for every kernel, dead or paused ones too, and never
 		// passed on: ipykernel would answer a second time.
 		s.usage.ask(req)
 		return false
 	}
-	if rep := s.gaveUpReport(); rep != nil && ch != proxy.Stdin {
-		if info := s.proxy.KernelInfo(); h.MsgType == "kernel_info_request" && info != nil {
+	if rep := s.gaveUpReport(); rep != nil && ch != wire.Stdin {
+		if info := s.proxy.KernelInfo(); h.Kind == wire.KernelInfoRequest && info != nil {
 			s.reply(req, info) // what the kernel was; its cells will say it is gone
 		} else {
 			s.fail(req, rep, 0, true)
 		}
 		return false
 	}
-	if h.MsgType == "execute_request" {
+	if h.Kind == wire.ExecuteRequest {
 		var c struct {
 			Code string `json:"code"`
 		}
@@ -98,12 +98,12 @@ func streamText(content []byte) (name, text string, ok bool) {
 
 // FromKernel follows the execution count, for replies the proxy must
 // write itself when the kernel dies.
-func (s *Supervisor) FromKernel(ch proxy.Channel, m *wire.Message, h, parent wire.Header, state string) (wait <-chan struct{}) {
+func (s *Supervisor) FromKernel(ch wire.Channel, m *wire.Message, h, parent wire.Header, state string) (wait <-chan struct{}) {
 	if state != "" {
 		s.mu.Lock()
 		s.busy = state == "busy"
 		s.mu.Unlock()
-		if parent.MsgType == "execute_request" {
+		if parent.Kind == wire.ExecuteRequest {
 			switch state {
 			case "busy":
 				s.guard.CellStarted(parent.MsgID)
@@ -116,7 +116,7 @@ func (s *Supervisor) FromKernel(ch proxy.Channel, m *wire.Message, h, parent wir
 			}
 		}
 	}
-	if ch == proxy.Shell && h.MsgType == "execute_reply" {
+	if ch == wire.Shell && h.Kind == wire.ExecuteReply {
 		s.mu.Lock()
 		cell := s.cells[parent.MsgID]
 		delete(s.cells, parent.MsgID)
@@ -134,16 +134,16 @@ func (s *Supervisor) FromKernel(ch proxy.Channel, m *wire.Message, h, parent wir
 			close(cell.replied)
 		}
 	}
-	if ch == proxy.IOPub && h.MsgType == "stream" {
+	if ch == wire.IOPub && h.Kind == wire.Stream {
 		if name, text, ok := streamText(m.Content); ok {
 			s.heard(name, text)
-			if parent.MsgType == "execute_request" {
+			if parent.Kind == wire.ExecuteRequest {
 				s.checkGPUError(parent.MsgID, m.Parent, text)
 				s.checkMemoryStream(parent.MsgID, m.Parent, text)
 			}
 		}
 	}
-	if ch == proxy.IOPub && h.MsgType == "error" && parent.MsgType == "execute_request" {
+	if ch == wire.IOPub && h.Kind == wire.Error && parent.Kind == wire.ExecuteRequest {
 		s.mu.Lock()
 		if cell := s.cells[parent.MsgID]; cell != nil {
 			cell.erred = true
@@ -154,7 +154,7 @@ func (s *Supervisor) FromKernel(ch proxy.Channel, m *wire.Message, h, parent wir
 			s.checkMemoryError(parent.MsgID, m.Parent, e)
 		}
 	}
-	if ch == proxy.IOPub && h.MsgType == "execute_input" {
+	if ch == wire.IOPub && h.Kind == wire.ExecuteInput {
 		if n, ok := wire.ExecutionCount(m.Content); ok {
 			s.mu.Lock()
 			s.execCount = n

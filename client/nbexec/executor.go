@@ -12,6 +12,7 @@ import (
 
 	"github.com/jupyter-guard/jupyter-guard/client"
 	"github.com/jupyter-guard/jupyter-guard/notebook"
+	"github.com/jupyter-guard/jupyter-guard/proxy/wire"
 )
 
 // Executor runs the code cells of one notebook on one kernel.
@@ -97,12 +98,12 @@ func (e *Executor) runCell(ctx context.Context, at Place, cell *notebook.Cell, c
 	var outputErr error
 	var died *KernelDiedError
 	onIOPub := func(m *client.Message) {
-		switch m.Header.MsgType {
-		case "status":
+		switch m.Header.Kind {
+		case wire.Status:
 			if state := executionState(m); state == "busy" || state == "idle" {
 				timing["iopub.status."+state] = timestamp(m.Header.Date)
 			}
-		case "execute_input":
+		case wire.ExecuteInput:
 			timing["iopub.execute_input"] = timestamp(m.Header.Date)
 		}
 		if err := collector.Add(m.Header.MsgType, m.Content); err != nil && outputErr == nil {
@@ -145,7 +146,7 @@ func (e *Executor) runCell(ctx context.Context, at Place, cell *notebook.Cell, c
 
 // kernelDied reads the guard's KernelDied error output, if m is one.
 func kernelDied(at Place, m *client.Message) *KernelDiedError {
-	if m.Header.MsgType != "error" {
+	if m.Header.Kind != wire.Error {
 		return nil
 	}
 	var c struct {

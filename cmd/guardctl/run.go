@@ -17,6 +17,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/jupyter-guard/jupyter-guard/client"
 	"github.com/jupyter-guard/jupyter-guard/client/nbexec"
 	"github.com/jupyter-guard/jupyter-guard/control"
@@ -24,7 +26,6 @@ import (
 	"github.com/jupyter-guard/jupyter-guard/guard/units"
 	"github.com/jupyter-guard/jupyter-guard/kernelspec"
 	"github.com/jupyter-guard/jupyter-guard/notebook"
-	"golang.org/x/sys/unix"
 )
 
 func init() {

@@ -127,11 +127,11 @@ func (k *Kernel) handle(channel string, frames [][]byte) bool {
 		}
 	}()
 	switch {
-	case h.MsgType == "kernel_info_request":
+	case h.Kind == wire.KernelInfoRequest:
 		k.reply(channel, m, "kernel_info_reply", map[string]any{"status": "ok", "protocol_version": wire.Protocol,
 			"implementation": "proxytest", "implementation_version": "1", "banner": "a fake kernel",
 			"language_info": map[string]string{"name": "fake", "version": "1", "mimetype": "text/plain", "file_extension": ".txt"}})
-	case h.MsgType == "execute_request":
+	case h.Kind == wire.ExecuteRequest:
 		var c struct {
 			Code string `json:"code"`
 		}
@@ -152,7 +152,7 @@ func (k *Kernel) handle(channel string, frames [][]byte) bool {
 			}
 		}
 		k.reply(channel, m, "execute_reply", map[string]any{"status": "ok", "execution_count": n, "user_expressions": map[string]any{}})
-	case h.MsgType == "comm_msg":
+	case h.Kind == wire.CommMsg:
 		c := Comm{Content: append(json.RawMessage(nil), m.Content...)}
 		for _, b := range m.Buffers {
 			c.Sizes = append(c.Sizes, len(b))
@@ -162,8 +162,8 @@ func (k *Kernel) handle(channel string, frames [][]byte) bool {
 		case k.Comms <- c:
 		default: // a test that does not read them does not want them
 		}
-	case strings.HasSuffix(h.MsgType, "_request"):
-		k.reply(channel, m, strings.TrimSuffix(h.MsgType, "_request")+"_reply", map[string]string{"status": "ok"})
+	case h.Kind.Replied():
+		k.reply(channel, m, wire.ReplyType(h.MsgType), map[string]string{"status": "ok"})
 	}
 	return true
 }

@@ -80,9 +80,9 @@ func freePorts(t testing.TB, n int) []int {
 }
 
 // Endpoint is where the proxy listens for ch, as a peer dials it.
-func (p *Proxy) Endpoint(ch proxy.Channel) string {
-	port := map[proxy.Channel]int{proxy.Shell: p.Conn.ShellPort, proxy.Control: p.Conn.ControlPort,
-		proxy.Stdin: p.Conn.StdinPort, proxy.IOPub: p.Conn.IOPubPort, proxy.HB: p.Conn.HBPort}[ch]
+func (p *Proxy) Endpoint(ch wire.Channel) string {
+	port := map[wire.Channel]int{wire.Shell: p.Conn.ShellPort, wire.Control: p.Conn.ControlPort,
+		wire.Stdin: p.Conn.StdinPort, wire.IOPub: p.Conn.IOPubPort, wire.HB: p.Conn.HBPort}[ch]
 	return p.Conn.Endpoint(port)
 }
 
@@ -103,8 +103,8 @@ func (p *Proxy) Dial(t testing.TB) *client.Client {
 // passHooks let every message through, as a proxy without a guard would.
 type passHooks struct{}
 
-func (passHooks) FromFrontend(proxy.Channel, *wire.Message, wire.Header) bool { return true }
-func (passHooks) FromKernel(proxy.Channel, *wire.Message, wire.Header, wire.Header, string) <-chan struct{} {
+func (passHooks) FromFrontend(wire.Channel, *wire.Message, wire.Header) bool { return true }
+func (passHooks) FromKernel(wire.Channel, *wire.Message, wire.Header, wire.Header, string) <-chan struct{} {
 	return nil
 }
 func (passHooks) Unserved(proxy.Request) {}

@@ -10,31 +10,13 @@ import (
 	"time"
 
 	"github.com/jupyter-guard/jupyter-guard/kernelspec"
+	"github.com/jupyter-guard/jupyter-guard/proxy/wire"
 	"github.com/jupyter-guard/jupyter-guard/zmtp"
 )
 
-// Channel is one of a kernel's message channels (heartbeats are not
-// messages: whoever needs them answers or sends them itself).
-type Channel int
-
-const (
-	Shell Channel = iota
-	Control
-	Stdin
-	IOPub
-	NumChannels
-)
-
-func (c Channel) String() string { return [...]string{"shell", "control", "stdin", "iopub"}[c] }
-
-// port is c's port in a connection file.
-func (c Channel) port(ci kernelspec.ConnectionInfo) int {
-	return [...]int{ci.ShellPort, ci.ControlPort, ci.StdinPort, ci.IOPubPort}[c]
-}
-
 // Kernel is one client's sockets towards one kernel.
 type Kernel struct {
-	socks  [NumChannels]*zmtp.Peer
+	socks  [wire.NumChannels]*zmtp.Peer // HB stays nil: heartbeats are not messages
 	cancel context.CancelFunc
 }
 
@@ -49,14 +31,15 @@ const DialRetry = 50 * time.Millisecond
 // identity of the shell request that asked. Each channel's messages go to
 // handle, on that channel's own goroutine. The sockets live until Close or
 // until ctx ends.
-func Dial(ctx context.Context, ci kernelspec.ConnectionInfo, identity string, handle func(Channel, [][]byte)) (*Kernel, error) {
+func Dial(ctx context.Context, ci kernelspec.ConnectionInfo, identity string, handle func(wire.Channel, [][]byte)) (*Kernel, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	k := &Kernel{cancel: cancel}
-	for _, ch := range []Channel{IOPub, Shell, Control, Stdin} {
-		ep := ci.Endpoint(ch.port(ci))
+	ports := ci.Ports()
+	for _, ch := range []wire.Channel{wire.IOPub, wire.Shell, wire.Control, wire.Stdin} {
+		ep := ci.Endpoint(ports[ch])
 		h := func(frames [][]byte) { handle(ch, frames) }
 		var err error
-		if ch == IOPub {
+		if ch == wire.IOPub {
 			k.socks[ch], err = zmtp.DialSub(ctx, ep, DialRetry, h)
 		} else {
 			k.socks[ch], err = zmtp.DialDealer(ctx, ep, []byte(identity), DialRetry, h)
@@ -70,15 +53,18 @@ func Dial(ctx context.Context, ci kernelspec.ConnectionInfo, identity string, ha
 }
 
 // Send writes one message on ch.
-func (k *Kernel) Send(ch Channel, frames [][]byte) error { return k.socks[ch].Send(frames) }
+func (k *Kernel) Send(ch wire.Channel, frames [][]byte) error { return k.socks[ch].Send(frames) }
 
 // Done is closed when ch's connection has ended and its handler returned.
-func (k *Kernel) Done(ch Channel) <-chan struct{} { return k.socks[ch].Done() }
+func (k *Kernel) Done(ch wire.Channel) <-chan struct{} { return k.socks[ch].Done() }
 
 // Drain waits, at most d, for the kernel's side of every socket to end.
 func (k *Kernel) Drain(d time.Duration) {
 	deadline := time.After(d)
 	for _, s := range k.socks {
+		if s == nil {
+			continue
+		}
 		select {
 		case <-s.Done():
 		case <-deadline:

@@ -12,6 +12,7 @@ type Header struct {
 	MsgID   string `json:"msg_id"`
 	MsgType string `json:"msg_type"`
 	Session string `json:"session"`
+	Kind    Kind   `json:"-"` // MsgType, classified
 }
 
 // DecodeHeader reads the routing fields of a header or parent_header frame.
@@ -22,12 +23,14 @@ type Header struct {
 func DecodeHeader(frame []byte) (Header, error) {
 	var h Header
 	if scanFlat(frame, headerKeys, &h.MsgID, &h.MsgType, &h.Session) {
+		h.Kind = KindOf(h.MsgType)
 		return h, nil
 	}
 	var decoded Header // not h: what encoding/json is given escapes to the heap
 	if err := json.Unmarshal(frame, &decoded); err != nil {
 		return Header{}, fmt.Errorf("header is not JSON: %w", err)
 	}
+	decoded.Kind = KindOf(decoded.MsgType)
 	return decoded, nil
 }
 

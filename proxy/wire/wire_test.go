@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"errors"
+	"slices"
 	"testing"
 )
 
@@ -134,5 +135,39 @@ func TestExecutionCount(t *testing.T) {
 		if n != c.n || ok != c.ok {
 			t.Errorf("ExecutionCount(%s) = %d, %v; want %d, %v", c.content, n, ok, c.n, c.ok)
 		}
+	}
+}
+
+// The table decides what a frontend may send where: a request of any name
+// on shell or control, comm messages on shell, input_reply on stdin, and
+// nothing on iopub or hb.
+func TestRoutes(t *testing.T) {
+	for _, c := range []struct {
+		msgType  string
+		kind     Kind
+		accepted []Channel
+		replied  bool
+	}{
+		{"execute_request", ExecuteRequest, []Channel{Shell, Control}, true},
+		{"complete_request", OtherRequest, []Channel{Shell, Control}, true},
+		{"_request", Other, nil, false},
+		{"comm_msg", CommMsg, []Channel{Shell}, false},
+		{"input_reply", InputReply, []Channel{Stdin}, false},
+		{"execute_reply", ExecuteReply, nil, false},
+		{"status", Status, nil, false},
+		{"display_data", Other, nil, false},
+	} {
+		k := KindOf(c.msgType)
+		if k != c.kind || k.Replied() != c.replied {
+			t.Errorf("%s: kind %d replied %v, want %d %v", c.msgType, k, k.Replied(), c.kind, c.replied)
+		}
+		for ch := range NumChannels {
+			if want := slices.Contains(c.accepted, ch); k.Accepted(ch) != want {
+				t.Errorf("%s on %s: accepted %v, want %v", c.msgType, ch, !want, want)
+			}
+		}
+	}
+	if got := ReplyType("usage_request"); got != "usage_reply" {
+		t.Errorf("ReplyType: %s", got)
 	}
 }
