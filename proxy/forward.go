@@ -32,13 +32,15 @@ func (p *Proxy) fromFrontend(ch wire.Channel, frames [][]byte) (verified bool) {
 		p.drops.Printf(ch.String()+" type", "dropped a message on %s from the frontend: %q does not belong on %s", ch, h.MsgType, ch)
 		return true
 	}
-	if !p.hooks.FromFrontend(ch, m, h) {
+	r := newRequest(ch, m, h)
+	if !p.hooks.FromFrontend(r, m) {
 		return true
 	}
-	p.inflight.add(ch, m, h)
+	registered := p.requests.add(r)
 	k, err := p.current()
 	if errors.Is(err, errNoKernel) {
-		if r, ok := p.inflight.answered(h.MsgID); ok {
+		if registered {
+			p.requests.end(r)
 			p.hooks.Unserved(r)
 		}
 		return true
@@ -72,20 +74,25 @@ func (p *Proxy) fromKernel(ch wire.Channel, frames [][]byte) {
 	h, _ := wire.DecodeHeader(m.Header)
 	parent, _ := wire.DecodeHeader(m.Parent)
 	state := ""
-	var asked Request
-	answers := false
+	var asked *Request
+	first := false
 	switch ch {
 	case wire.Shell, wire.Control:
-		asked, answers = p.inflight.answered(parent.MsgID)
-	case wire.IOPub:
-		if h.Kind == wire.IOPubWelcome {
-			p.kernelWelcomes() // the kernel's greeting of the proxy's own subscription
+		if asked, first = p.requests.reply(parent.MsgID); asked != nil && asked.own != nil {
+			if first {
+				asked.own <- m // room for one; never to a frontend
+			}
 			return
 		}
-		if h.Kind == wire.Status {
+	case wire.IOPub:
+		switch {
+		case h.Kind == wire.IOPubWelcome:
+			p.kernelWelcomes() // the kernel's greeting of the proxy's own subscription
+			return
+		case h.Kind == wire.Status:
 			var ok bool
 			if state, ok = wire.ExecutionState(m.Content); ok {
-				p.inflight.status(parent.MsgID, m.Parent, state)
+				asked = p.requests.status(parent, m.Parent, state)
 			}
 			if state == "starting" {
 				// To the frontends the proxy is the kernel, and it says
@@ -94,22 +101,24 @@ func (p *Proxy) fromKernel(ch wire.Channel, frames [][]byte) {
 				// showing Starting after the proxy said idle.
 				return
 			}
+		case parent.Kind == wire.ExecuteRequest:
+			asked = p.requests.get(parent.MsgID)
 		}
 	}
-	wait := p.hooks.FromKernel(ch, m, h, parent, state)
+	wait := p.hooks.FromKernel(ch, m, h, asked, state)
 	if ch == wire.IOPub {
 		p.iopubOut.forward(frames, wait)
 		p.release.forwarded(frameBytes(frames))
 		return
 	}
+	if asked != nil && asked.Cell != nil {
+		asked.Cell.ReplyLooked()
+	}
 	if ch == wire.Shell || ch == wire.Control {
 		// Replies go by the request they answer, not by the identities a
 		// kernel may or may not echo (Deno's does not).
-		if p.own.deliver(parent.MsgID, m) {
-			return
-		}
 		if len(m.Idents) == 0 {
-			if !answers {
+			if !first {
 				p.drops.Printf(ch.String()+" unasked", "%s: a %s from the kernel answers no request the proxy knows of; dropped", ch, h.MsgType)
 				return
 			}

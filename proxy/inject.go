@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/jupyter-guard/jupyter-guard/proxy/transport"
@@ -22,17 +21,23 @@ func (p *Proxy) Publish(parent []byte, msgType string, content any) error {
 }
 
 // Reply answers r on its channel, to the frontend that sent it.
-func (p *Proxy) Reply(r Request, content any) error {
+func (p *Proxy) Reply(r *Request, content any) error {
 	m, err := p.Builder.Build(r.Idents, r.ReplyType(), r.Header, content)
 	if err != nil {
 		return err
 	}
-	p.inflight.answered(r.MsgID)
+	p.requests.reply(r.MsgID)
+	if r.Cell != nil {
+		r.Cell.ReplyLooked()
+	}
 	return p.sendFront(r.Channel, m.Frames())
 }
 
 // Unanswered is the request msgID if the kernel has not replied to it yet.
-func (p *Proxy) Unanswered(msgID string) (Request, bool) { return p.inflight.get(msgID) }
+func (p *Proxy) Unanswered(msgID string) (*Request, bool) { return p.requests.unanswered(msgID) }
+
+// CellWaiting reports whether a cell waits for the kernel's reply.
+func (p *Proxy) CellWaiting() bool { return p.requests.cellWaiting() }
 
 // Stream writes text into the output of the request whose header is parent,
 // as the kernel's own print would.
@@ -52,7 +57,7 @@ func (p *Proxy) nudge(ctx context.Context, k *transport.Kernel, iopubSeen <-chan
 			if err != nil {
 				return err
 			}
-			reply = p.own.expect(m)
+			reply = p.expect(m)
 			if err := k.Send(wire.Shell, m.Frames()); err != nil {
 				return fmt.Errorf("ask the kernel for kernel_info: %w", err)
 			}
@@ -101,45 +106,16 @@ func (p *Proxy) Request(ch wire.Channel, msgType string, content any) error {
 	if err != nil {
 		return err
 	}
-	p.own.expect(m)
+	p.expect(m)
 	return k.Send(ch, m.Frames())
 }
 
-// ownRequests are the proxy's own requests to the kernel, by msg_id: their
-// replies go to whoever waits for them, never to a frontend, and never to
-// a later request's waiter.
-type ownRequests struct {
-	mu      sync.Mutex
-	waiting map[string]chan *wire.Message
-}
-
-// expect registers m, sent by the proxy, and returns where its reply will
-// come. A reply nobody reads (a request the proxy only fires) is dropped.
-func (o *ownRequests) expect(m *wire.Message) chan *wire.Message {
+// expect registers m, a request of the proxy's own, and returns where its
+// reply will come: never to a frontend, and never to a later request's
+// waiter. A reply nobody reads (a request the proxy only fires) is dropped.
+func (p *Proxy) expect(m *wire.Message) chan *wire.Message {
 	h, _ := wire.DecodeHeader(m.Header) // the proxy's own header
-	reply := make(chan *wire.Message, 1)
-	o.mu.Lock()
-	o.waiting[h.MsgID] = reply
-	o.mu.Unlock()
-	return reply
-}
-
-// forget drops every request still waiting for its reply.
-func (o *ownRequests) forget() {
-	o.mu.Lock()
-	clear(o.waiting)
-	o.mu.Unlock()
-}
-
-// deliver hands m to the waiter of the request parentID, if the proxy sent
-// it, and reports whether it did.
-func (o *ownRequests) deliver(parentID string, m *wire.Message) bool {
-	o.mu.Lock()
-	reply, ok := o.waiting[parentID]
-	delete(o.waiting, parentID)
-	o.mu.Unlock()
-	if ok {
-		reply <- m // room for one, and one reply per request
-	}
-	return ok
+	r := &Request{Header: m.Header, MsgID: h.MsgID, MsgType: h.MsgType, Kind: h.Kind, own: make(chan *wire.Message, 1)}
+	p.requests.add(r)
+	return r.own
 }

@@ -21,21 +21,24 @@ import (
 // run on the goroutine that read the message: they must be quick and must
 // not block.
 type Hooks interface {
-	// FromFrontend sees each verified request before the kernel does.
-	// Returning false keeps it from the kernel (the hook answers it).
-	FromFrontend(ch wire.Channel, m *wire.Message, h wire.Header) bool
+	// FromFrontend sees each verified request, as its record r, before the
+	// kernel does; it may fill in r.Cell.Code. Returning false keeps it from
+	// the kernel (the hook answers it).
+	FromFrontend(r *Request, m *wire.Message) bool
 	// FromKernel sees each message from the kernel before the frontends do.
-	// parent is the decoded parent_header (zero if it is empty); state is a
-	// status message's execution_state, decoded once for both ("" otherwise).
+	// asked is the record of the request it answers or belongs to: for a
+	// reply and a status always, for other iopub messages if they belong to
+	// an execute request; nil if it is not in flight. state is a status
+	// message's execution_state, decoded once for both ("" otherwise).
 	// For an iopub message it may return what the message must wait for
 	// (what the guard posts into a cell before its idle): the message and
 	// the iopub messages after it are then held until that is closed, at
 	// most maxHold, while the kernel's messages are still read (held.go).
 	// Nil, and whatever it returns for another channel: forward at once.
-	FromKernel(ch wire.Channel, m *wire.Message, h, parent wire.Header, state string) (wait <-chan struct{})
+	FromKernel(ch wire.Channel, m *wire.Message, h wire.Header, asked *Request, state string) (wait <-chan struct{})
 	// Unserved gets a request that was waiting for a kernel when GiveUp
 	// said none is coming, or came after it: the hook answers it.
-	Unserved(r Request)
+	Unserved(r *Request)
 }
 
 // errNoKernel: GiveUp said no kernel is coming.
@@ -56,10 +59,9 @@ type Proxy struct {
 
 	front    *frontSockets
 	ready    chan struct{} // closed once front is set: handlers wait for it
-	inflight *inflight
+	requests *registry
 	iopubOut *heldOutput // the kernel's iopub, in order, held where a hook says
 	release  releaser
-	own      ownRequests
 	// welcomes: the kernel greets iopub subscriptions (welcome.go).
 	welcomes atomic.Bool
 
@@ -88,8 +90,7 @@ func Listen(ci kernelspec.ConnectionInfo, hooks Hooks, logger *log.Logger) (*Pro
 		signer:   signer,
 		drops:    ratelog.New(logger.Printf, dropReport),
 		ready:    make(chan struct{}),
-		inflight: newInflight(),
-		own:      ownRequests{waiting: map[string]chan *wire.Message{}},
+		requests: newRegistry(),
 		attached: make(chan struct{}),
 	}
 	p.iopubOut = newHeldOutput(func(frames [][]byte) {
@@ -149,11 +150,12 @@ func (p *Proxy) Attach(ctx context.Context, ci kernelspec.ConnectionInfo, ready 
 }
 
 // Detach disconnects from the current kernel and returns the requests it
-// left unanswered and the requests it left busy, for the caller to close.
+// left unanswered and those it left busy, in arrival order, for the caller
+// to close.
 // After a kernel exits, its sockets reach end of file once everything it
 // sent has been read: drain is how long to wait for that, so its last
 // replies and output still reach the frontends.
-func (p *Proxy) Detach(drain time.Duration) (pending []Request, busy [][]byte) {
+func (p *Proxy) Detach(drain time.Duration) (pending, busy []*Request) {
 	p.mu.Lock()
 	k := p.kernel
 	if k != nil {
@@ -166,8 +168,7 @@ func (p *Proxy) Detach(drain time.Duration) (pending []Request, busy [][]byte) {
 		k.Close()
 	}
 	p.iopubOut.rush() // what the kernel published goes before what is said of its end
-	p.own.forget()    // what the old kernel did not answer, it never will
-	return p.inflight.drain()
+	return p.requests.drain()
 }
 
 // GiveUp tells requests waiting for a kernel, and those that come until

@@ -3,6 +3,7 @@ package supervisor
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -93,7 +94,7 @@ func (s *Supervisor) endWithKernel(run *proxy.Request, rep *report, exit diagnos
 // (wait_for_ready returns), and each cell the reason (nbclient fails with
 // it), where a plain kernel's client would only learn that it "died before
 // replying to kernel_info".
-func (s *Supervisor) cannotStart(pending []proxy.Request, busy [][]byte, run *proxy.Request, rep *report) (stop bool) {
+func (s *Supervisor) cannotStart(pending, busy []*proxy.Request, run *proxy.Request, rep *report) (stop bool) {
 	s.mu.Lock()
 	s.gaveUp = rep
 	s.mu.Unlock()
@@ -168,7 +169,7 @@ func (s *Supervisor) countDeath() (restart bool) {
 // announces the next kernel. unanswered says the kernel never answered.
 // The notice that the restarts stopped repeats the last death when no
 // cell was told of it.
-func (s *Supervisor) afterDeath(pending []proxy.Request, busy [][]byte, run *proxy.Request, count int, rep *report, unanswered bool) (stop bool) {
+func (s *Supervisor) afterDeath(pending, busy []*proxy.Request, run *proxy.Request, count int, rep *report, unanswered bool) (stop bool) {
 	gaveUp := len(s.deaths) > s.cfg.Guard.MaxRestarts
 	s.mu.Lock()
 	if gaveUp {
@@ -220,21 +221,15 @@ func (s *Supervisor) answerInfoWaiters(rep *report) {
 // running is the execute request the kernel was running when it died: the
 // one it announced busy, else the oldest one waiting (a crash can beat the
 // kernel's busy message to the wire).
-func running(pending []proxy.Request, busy [][]byte) *proxy.Request {
-	for _, raw := range busy {
-		h, err := wire.DecodeHeader(raw)
-		if err != nil || h.Kind != wire.ExecuteRequest {
-			continue
-		}
-		for i := range pending {
-			if pending[i].MsgID == h.MsgID {
-				return &pending[i]
-			}
+func running(pending, busy []*proxy.Request) *proxy.Request {
+	for _, r := range busy {
+		if r.Kind == wire.ExecuteRequest && slices.Contains(pending, r) {
+			return r
 		}
 	}
-	for i := range pending { // in arrival order
-		if pending[i].Kind == wire.ExecuteRequest {
-			return &pending[i]
+	for _, r := range pending { // in arrival order
+		if r.Kind == wire.ExecuteRequest {
+			return r
 		}
 	}
 	return nil
@@ -249,10 +244,10 @@ func (s *Supervisor) cellOf(r *proxy.Request) *diagnosis.Cell {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c := &diagnosis.Cell{ExecutionCount: s.execCount + 1}
-	if info := s.cells[r.MsgID]; info != nil {
-		c.Code = info.code
-		if info.execCount > 0 {
-			c.ExecutionCount = info.execCount
+	if r.Cell != nil {
+		c.Code = r.Cell.Code
+		if n := r.Cell.Count(); n > 0 {
+			c.ExecutionCount = n
 		}
 	}
 	return c
@@ -263,18 +258,11 @@ func (s *Supervisor) cellOf(r *proxy.Request) *diagnosis.Cell {
 // A kernel_info request waits for the next kernel, unless the kernel died
 // before it answered (unanswered): then it gets rep at once, so a
 // frontend sends its cell, which is told why.
-func (s *Supervisor) closeRequests(pending []proxy.Request, busy [][]byte, run *proxy.Request, count int, rep *report, unanswered bool) {
-	idle := map[string][]byte{}
-	for _, raw := range busy {
-		if h, err := wire.DecodeHeader(raw); err == nil {
-			idle[h.MsgID] = raw
-		}
-	}
+func (s *Supervisor) closeRequests(pending, busy []*proxy.Request, run *proxy.Request, count int, rep *report, unanswered bool) {
 	queued := &report{Ename: rep.Ename, Evalue: "The kernel died before this cell ran."}
 	queued.Traceback = []string{"jupyter-guard: " + queued.Evalue}
 	for _, r := range pending {
-		_, announced := idle[r.MsgID]
-		delete(idle, r.MsgID)
+		announced := slices.Contains(busy, r)
 		switch {
 		case r.Kind == wire.KernelInfoRequest && unanswered:
 			s.fail(r, rep, 0, !announced)
@@ -284,7 +272,7 @@ func (s *Supervisor) closeRequests(pending []proxy.Request, busy [][]byte, run *
 			s.mu.Lock()
 			s.infoWaiters = append(s.infoWaiters, r)
 			s.mu.Unlock()
-		case run != nil && r.MsgID == run.MsgID:
+		case r == run:
 			s.fail(r, rep, count, !announced)
 		case r.Kind == wire.ExecuteRequest:
 			s.fail(r, queued, 0, !announced)
@@ -292,14 +280,16 @@ func (s *Supervisor) closeRequests(pending []proxy.Request, busy [][]byte, run *
 			s.fail(r, rep, 0, !announced)
 		}
 	}
-	for _, raw := range idle {
-		s.publish(raw, "status", map[string]string{"execution_state": "idle"})
+	for _, r := range busy {
+		if !slices.Contains(pending, r) { // answered, and left busy
+			s.publish(r.Header, "status", map[string]string{"execution_state": "idle"})
+		}
 	}
 }
 
 // fail ends a request with rep (answer), then says idle. announce
 // publishes busy first, for requests no kernel saw.
-func (s *Supervisor) fail(r proxy.Request, rep *report, count int, announce bool) {
+func (s *Supervisor) fail(r *proxy.Request, rep *report, count int, announce bool) {
 	if announce {
 		s.publish(r.Header, "status", map[string]string{"execution_state": "busy"})
 	}
@@ -309,7 +299,7 @@ func (s *Supervisor) fail(r proxy.Request, rep *report, count int, announce bool
 
 // answer ends request r with rep: its error output for a cell, then the
 // error reply.
-func (s *Supervisor) answer(r proxy.Request, rep *report, count int) {
+func (s *Supervisor) answer(r *proxy.Request, rep *report, count int) {
 	if r.Kind == wire.ExecuteRequest {
 		s.publish(r.Header, "error", map[string]any{"ename": rep.Ename, "evalue": rep.Evalue, "traceback": rep.Traceback})
 	}

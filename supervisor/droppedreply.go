@@ -2,6 +2,8 @@ package supervisor
 
 import (
 	"time"
+
+	"github.com/jupyter-guard/jupyter-guard/proxy"
 )
 
 // replyGrace is how long after a cell's idle its execute_reply may still
@@ -9,7 +11,7 @@ import (
 // goroutine, so the idle can be forwarded first.
 const replyGrace = 2 * time.Second
 
-// awaitReply answers the execute_request msgID itself if the kernel went
+// awaitReply answers the execute request r itself if the kernel went
 // idle on it without replying, after an interrupt reached the kernel while
 // the cell was asked for or ran. ipykernel catches a KeyboardInterrupt that
 // lands after the cell's code has returned but before its reply is sent
@@ -18,22 +20,18 @@ const replyGrace = 2 * time.Second
 // beside two busy CPUs, and JupyterLab, nbclient and guardctl run then
 // wait for the reply for ever. It does not block: it is called on the
 // forwarding path.
-func (s *Supervisor) awaitReply(msgID string) {
+func (s *Supervisor) awaitReply(r *proxy.Request) {
 	s.mu.Lock()
-	cell, in := s.cells[msgID], s.interrupted
+	in := s.interrupted
 	s.mu.Unlock()
-	if cell == nil || in.at.Before(cell.asked) {
-		return // answered already, or no interrupt since it was asked
+	if in.at.Before(r.Cell.Asked) {
+		return // no interrupt since it was asked
 	}
 	time.AfterFunc(replyGrace, func() {
-		r, ok := s.proxy.Unanswered(msgID)
-		if !ok {
+		if _, ok := s.proxy.Unanswered(r.MsgID); !ok {
 			return
 		}
-		s.mu.Lock()
-		count := cell.execCount
-		delete(s.cells, msgID)
-		s.mu.Unlock()
+		count := r.Cell.Count()
 		s.cfg.Log.Printf("the kernel went idle without answering cell [%d] after an interrupt reached it as the cell ended; jupyter-guard answers it", count)
 		rep := &report{Ename: "KeyboardInterrupt", Evalue: "the kernel dropped this cell's reply",
 			Traceback: []string{"jupyter-guard: the interrupt reached the kernel as this cell was ending, and the kernel " +

@@ -9,13 +9,13 @@ import (
 	"github.com/jupyter-guard/jupyter-guard/guard/gpu"
 	"github.com/jupyter-guard/jupyter-guard/guard/gpuerr"
 	"github.com/jupyter-guard/jupyter-guard/guard/notice"
+	"github.com/jupyter-guard/jupyter-guard/proxy"
 )
 
-// checkGPUError starts the note for the cell whose request header is
-// parent (msg_id id) if text is a framework's GPU out-of-memory error, or
+// checkGPUError starts the note for the cell r if text is a framework's GPU out-of-memory error, or
 // its report that the GPU software could not start. It returns at once
 // (see postNote).
-func (s *Supervisor) checkGPUError(id string, parent []byte, text string) {
+func (s *Supervisor) checkGPUError(r *proxy.Request, text string) {
 	var write func() (string, bool)
 	if oom, ok := gpuerr.Find(text); ok {
 		if _, metered := s.guard.GPU(); !metered {
@@ -29,7 +29,7 @@ func (s *Supervisor) checkGPUError(id string, parent []byte, text string) {
 	} else {
 		return
 	}
-	s.postNote(id, "gpu", parent, write)
+	s.postNote(r, "gpu", write)
 }
 
 // gpuNote measures the GPUs now and asks the other guarded kernels which

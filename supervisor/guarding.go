@@ -292,7 +292,7 @@ func (s *Supervisor) running() bool {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.ready && (s.busy || len(s.cells) > 0)
+	return s.ready && (s.busy || s.proxy.CellWaiting())
 }
 
 // actionOf is the action the guard takes at the pause line, as decide

@@ -3,7 +3,6 @@ package supervisor
 import (
 	"bytes"
 	"encoding/json"
-	"time"
 
 	"github.com/jupyter-guard/jupyter-guard/guard/diagnosis"
 	"github.com/jupyter-guard/jupyter-guard/proxy"
@@ -11,10 +10,9 @@ import (
 )
 
 // FromFrontend steers the requests the proxy cannot just pass on.
-func (s *Supervisor) FromFrontend(ch wire.Channel, m *wire.Message, h wire.Header) bool {
-	req := proxy.NewRequest(ch, m, h)
-	switch {
-	case ch == wire.Control && h.Kind == wire.ShutdownRequest:
+func (s *Supervisor) FromFrontend(req *proxy.Request, m *wire.Message) bool {
+	switch ch := req.Channel; {
+	case ch == wire.Control && req.Kind == wire.ShutdownRequest:
 		var c struct {
 			Restart bool `json:"restart"`
 		}
@@ -25,7 +23,7 @@ func (s *Supervisor) FromFrontend(ch wire.Channel, m *wire.Message, h wire.Heade
 		default: // one shutdown is under way already
 		}
 		return s.currentProc() != nil
-	case ch == wire.Control && h.Kind == wire.InterruptRequest:
+	case ch == wire.Control && req.Kind == wire.InterruptRequest:
 		proc := s.currentProc()
 		if s.byMessage() {
 			if proc != nil {
@@ -41,29 +39,27 @@ func (s *Supervisor) FromFrontend(ch wire.Channel, m *wire.Message, h wire.Heade
 		}
 		s.reply(req, map[string]any{"status": "ok"})
 		return false
-	case ch == wire.Control && h.Kind == wire.UsageRequest:
+	case ch == wire.Control && req.Kind == wire.UsageRequest:
 		// Answered for every kernel, dead or paused ones too, and never
 		// passed on: ipykernel would answer a second time.
 		s.usage.ask(req)
 		return false
 	}
-	if rep := s.gaveUpReport(); rep != nil && ch != wire.Stdin {
-		if info := s.proxy.KernelInfo(); h.Kind == wire.KernelInfoRequest && info != nil {
+	if rep := s.gaveUpReport(); rep != nil && req.Channel != wire.Stdin {
+		if info := s.proxy.KernelInfo(); req.Kind == wire.KernelInfoRequest && info != nil {
 			s.reply(req, info) // what the kernel was; its cells will say it is gone
 		} else {
 			s.fail(req, rep, 0, true)
 		}
 		return false
 	}
-	if h.Kind == wire.ExecuteRequest {
+	if req.Cell != nil {
 		var c struct {
 			Code string `json:"code"`
 		}
 		_ = json.Unmarshal(m.Content, &c)
-		s.mu.Lock()
-		s.cells[h.MsgID] = &cellInfo{code: c.Code, asked: time.Now(), replied: make(chan struct{})}
-		s.mu.Unlock()
-		s.guard.CellRequested(h.MsgID, m.Header, c.Code)
+		req.Cell.Code = c.Code
+		s.guard.CellRequested(req.MsgID, req.Header, c.Code)
 		if rep := s.takeNextCellReport(); rep != nil {
 			if err := s.proxy.Stream(m.Header, "stderr", rep.text()); err != nil {
 				s.cfg.Log.Printf("tell the next cell about the kernel's death: %v", err)
@@ -98,74 +94,68 @@ func streamText(content []byte) (name, text string, ok bool) {
 
 // FromKernel follows the execution count, for replies the proxy must
 // write itself when the kernel dies.
-func (s *Supervisor) FromKernel(ch wire.Channel, m *wire.Message, h, parent wire.Header, state string) (wait <-chan struct{}) {
+func (s *Supervisor) FromKernel(ch wire.Channel, m *wire.Message, h wire.Header, asked *proxy.Request, state string) (wait <-chan struct{}) {
 	if state != "" {
 		s.mu.Lock()
 		s.busy = state == "busy"
 		s.mu.Unlock()
-		if parent.Kind == wire.ExecuteRequest {
-			switch state {
-			case "busy":
-				s.guard.CellStarted(parent.MsgID)
-			case "idle":
-				// The idle goes once the cell's notes and the guard's word
-				// on its end are in the cell: frontends drop what comes
-				// after it.
-				wait = allClosed(s.cellNotes(parent.MsgID), s.guard.CellFinished(parent.MsgID))
-				s.awaitReply(parent.MsgID)
-			}
-		}
 	}
-	if ch == wire.Shell && h.Kind == wire.ExecuteReply {
-		s.mu.Lock()
-		cell := s.cells[parent.MsgID]
-		delete(s.cells, parent.MsgID)
-		erred := cell == nil || cell.erred
-		s.mu.Unlock()
+	var cell *proxy.Cell // of the execute request m belongs to
+	if asked != nil {
+		cell = asked.Cell
+	}
+	switch {
+	case cell == nil:
+		if ch == wire.IOPub && h.Kind == wire.Stream {
+			s.heardStream(m.Content)
+		}
+	case state == "busy":
+		s.guard.CellStarted(asked.MsgID)
+	case state == "idle":
+		// The idle goes once the cell's notes and the guard's word on its
+		// end are in the cell: frontends drop what comes after it.
+		wait = allClosed(s.cellNotes(asked), s.guard.CellFinished(asked.MsgID))
+		s.awaitReply(asked)
+	case ch == wire.Shell && h.Kind == wire.ExecuteReply:
 		// A kernel at its ceiling may fail to format its own traceback
 		// (IPython's first parses every frame's source: 5-10 MiB): it
 		// prints why to stderr and sends no error output, only the reply.
-		if !erred && bytes.Contains(m.Content, []byte(`"error"`)) {
+		if !cell.Erred() && bytes.Contains(m.Content, []byte(`"error"`)) {
 			if e, ok := decodeError(m.Content); ok {
-				s.checkMemoryError(parent.MsgID, m.Parent, e)
+				s.checkMemoryError(asked, e)
 			}
 		}
-		if cell != nil {
-			close(cell.replied)
+	case h.Kind == wire.Stream:
+		if text, ok := s.heardStream(m.Content); ok {
+			s.checkGPUError(asked, text)
+			s.checkMemoryStream(asked, text)
 		}
-	}
-	if ch == wire.IOPub && h.Kind == wire.Stream {
-		if name, text, ok := streamText(m.Content); ok {
-			s.heard(name, text)
-			if parent.Kind == wire.ExecuteRequest {
-				s.checkGPUError(parent.MsgID, m.Parent, text)
-				s.checkMemoryStream(parent.MsgID, m.Parent, text)
-			}
-		}
-	}
-	if ch == wire.IOPub && h.Kind == wire.Error && parent.Kind == wire.ExecuteRequest {
-		s.mu.Lock()
-		if cell := s.cells[parent.MsgID]; cell != nil {
-			cell.erred = true
-		}
-		s.mu.Unlock()
+	case h.Kind == wire.Error:
+		cell.SetErred()
 		if e, ok := decodeError(m.Content); ok {
-			s.checkGPUError(parent.MsgID, m.Parent, e.text())
-			s.checkMemoryError(parent.MsgID, m.Parent, e)
+			s.checkGPUError(asked, e.text())
+			s.checkMemoryError(asked, e)
 		}
-	}
-	if ch == wire.IOPub && h.Kind == wire.ExecuteInput {
+	case h.Kind == wire.ExecuteInput:
 		if n, ok := wire.ExecutionCount(m.Content); ok {
 			s.mu.Lock()
 			s.execCount = n
-			if cell := s.cells[parent.MsgID]; cell != nil {
-				cell.execCount = n
-			}
 			s.mu.Unlock()
-			s.guard.ExecutionCount(parent.MsgID, n)
+			cell.SetCount(n)
+			s.guard.ExecutionCount(asked.MsgID, n)
 		}
 	}
 	return wait
+}
+
+// heardStream passes a stream message's text to the current child's
+// witness, and returns it.
+func (s *Supervisor) heardStream(content []byte) (text string, ok bool) {
+	name, text, ok := streamText(content)
+	if ok {
+		s.heard(name, text)
+	}
+	return text, ok
 }
 
 // allClosed is closed once every one of waits is: nil if none is open.
@@ -201,7 +191,7 @@ func isClosed(c <-chan struct{}) bool {
 	}
 }
 
-func (s *Supervisor) reply(r proxy.Request, content any) {
+func (s *Supervisor) reply(r *proxy.Request, content any) {
 	if err := s.proxy.Reply(r, content); err != nil {
 		s.cfg.Log.Printf("reply to %s: %v", r.MsgType, err)
 	}
@@ -235,7 +225,7 @@ func (s *Supervisor) takeNextCellReport() *report {
 
 // Unserved answers a request that no kernel will see: the restarts
 // stopped while it waited for one.
-func (s *Supervisor) Unserved(r proxy.Request) {
+func (s *Supervisor) Unserved(r *proxy.Request) {
 	rep := s.gaveUpReport()
 	if rep == nil {
 		rep = s.startFailureReport()

@@ -2,49 +2,32 @@ package supervisor
 
 import (
 	"encoding/json"
-	"strings"
-	"sync"
 	"time"
+
+	"github.com/jupyter-guard/jupyter-guard/proxy"
 )
 
-// cellNotes are the notes the proxy posts under a cell that ran into
-// something: out of GPU memory, GPU software that would not start, the
-// allocation ceiling. One of each kind per cell, written off the
-// forwarding path (they measure, read NVML, ask the other proxies), after
-// the error they explain; the cell's idle is held for them (notesWritten).
-type cellNotes struct {
-	mu      sync.Mutex
-	pending map[string]chan struct{} // by noteKey; closed when posted
-}
-
-// noteWait bounds how long a cell's idle waits for its notes, which take a
-// few milliseconds unless another proxy is slow to answer: what is posted
-// after the idle never shows in the cell.
+// noteWait bounds how long a cell's idle waits for its notes (posted
+// under a cell that ran out of GPU memory, GPU software that would not
+// start, the allocation ceiling), which take a few milliseconds unless
+// another proxy is slow to answer: what is posted after the idle never
+// shows in the cell.
 const noteWait = 2 * time.Second
 
-func noteKey(id, kind string) string { return id + "\x00" + kind }
-
-// postNote writes the note of kind for cell id, whose request header is
-// parent, with write, in the background; once: the traceback and the
-// error output tell the same story. It returns at once.
-func (s *Supervisor) postNote(id, kind string, parent []byte, write func() (string, bool)) {
-	n := &s.notes
-	n.mu.Lock()
-	key := noteKey(id, kind)
-	if _, noted := n.pending[key]; noted {
-		n.mu.Unlock()
+// postNote writes the note of kind under cell r with write, in the
+// background, off the forwarding path (notes measure, read NVML, ask the
+// other proxies); once per kind: the traceback and the error output tell
+// the same story. It returns at once; the cell's idle is held for it
+// (cellNotes).
+func (s *Supervisor) postNote(r *proxy.Request, kind string, write func() (string, bool)) {
+	posted, first := r.Cell.Note(kind)
+	if !first {
 		return
 	}
-	done := make(chan struct{})
-	if n.pending == nil {
-		n.pending = map[string]chan struct{}{}
-	}
-	n.pending[key] = done
-	n.mu.Unlock()
 	go func() {
-		defer close(done)
+		defer close(posted)
 		if text, ok := write(); ok {
-			if err := s.proxy.Stream(parent, "stderr", text); err != nil {
+			if err := s.proxy.Stream(r.Header, "stderr", text); err != nil {
 				s.cfg.Log.Printf("post the %s note: %v", kind, err)
 			}
 		}
@@ -56,15 +39,12 @@ func (s *Supervisor) postNote(id, kind string, parent []byte, write func() (stri
 // shell and iopub apart, and a kernel may drop a reply (droppedreply.go).
 const replyWait = 250 * time.Millisecond
 
-// cellNotes is closed once cell id's notes are in: its execute_reply has
+// cellNotes is closed once cell r's notes are in: its execute_reply has
 // been looked at (at most replyWait) and the notes being written then are
 // posted (notesWritten); nil if there is nothing to wait for.
-func (s *Supervisor) cellNotes(id string) <-chan struct{} {
-	s.mu.Lock()
-	cell := s.cells[id]
-	s.mu.Unlock()
-	if cell == nil { // replied already, or never asked here
-		return s.notesWritten(id)
+func (s *Supervisor) cellNotes(r *proxy.Request) <-chan struct{} {
+	if isClosed(r.Cell.Replied()) {
+		return s.notesWritten(r)
 	}
 	done := make(chan struct{})
 	go func() {
@@ -72,30 +52,20 @@ func (s *Supervisor) cellNotes(id string) <-chan struct{} {
 		t := time.NewTimer(replyWait)
 		defer t.Stop()
 		select {
-		case <-cell.replied:
+		case <-r.Cell.Replied():
 		case <-t.C:
 		}
-		if written := s.notesWritten(id); written != nil {
+		if written := s.notesWritten(r); written != nil {
 			<-written
 		}
 	}()
 	return done
 }
 
-// notesWritten is closed once the notes of cell id being written are
-// posted, or noteWait has passed (nil if none is being written); it
-// forgets them.
-func (s *Supervisor) notesWritten(id string) <-chan struct{} {
-	n := &s.notes
-	n.mu.Lock()
-	var waits []chan struct{}
-	for key, done := range n.pending {
-		if strings.HasPrefix(key, id+"\x00") {
-			waits = append(waits, done)
-			delete(n.pending, key)
-		}
-	}
-	n.mu.Unlock()
+// notesWritten is closed once the notes of cell r being written are
+// posted, or noteWait has passed (nil if none is being written).
+func (s *Supervisor) notesWritten(r *proxy.Request) <-chan struct{} {
+	waits := r.Cell.TakeNotes()
 	if len(waits) == 0 {
 		return nil
 	}
@@ -108,7 +78,7 @@ func (s *Supervisor) notesWritten(id string) <-chan struct{} {
 			select {
 			case <-done:
 			case <-t.C:
-				s.cfg.Log.Printf("a note for cell %s came too late for the cell", id)
+				s.cfg.Log.Printf("a note for cell [%d] came too late for the cell", r.Cell.Count())
 				return
 			}
 		}

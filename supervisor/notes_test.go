@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/jupyter-guard/jupyter-guard/internal/lockedbuf"
+	"github.com/jupyter-guard/jupyter-guard/proxy"
+	"github.com/jupyter-guard/jupyter-guard/proxy/wire"
 )
 
 // TestANoteThatNeverComes: a note whose writing hangs (NVML, or another
@@ -18,13 +20,14 @@ func TestANoteThatNeverComes(t *testing.T) {
 	s := &Supervisor{cfg: Config{Log: log.New(logged, "", 0)}}
 	never := make(chan struct{})
 	defer close(never)
-	s.postNote("cell", "gpu", nil, func() (string, bool) {
+	cell, other := execute(7), execute(8)
+	s.postNote(cell, "gpu", func() (string, bool) {
 		<-never
 		return "", false
 	})
-	s.postNote("other cell", "gpu", nil, func() (string, bool) { return "", false })
+	s.postNote(other, "gpu", func() (string, bool) { return "", false })
 
-	written := s.notesWritten("cell")
+	written := s.notesWritten(cell)
 	if written == nil || isClosed(written) {
 		t.Fatal("the idle does not wait for the note being written, or its hook waited for it")
 	}
@@ -33,13 +36,13 @@ func TestANoteThatNeverComes(t *testing.T) {
 	case <-time.After(noteWait + 10*time.Second):
 		t.Fatalf("the idle still waits %s after noteWait (%s)", 10*time.Second, noteWait)
 	}
-	if !strings.Contains(logged.String(), "a note for cell cell came too late for the cell") {
+	if !strings.Contains(logged.String(), "a note for cell [7] came too late for the cell") {
 		t.Errorf("log %q, want the late note said", logged.String())
 	}
-	if again := s.notesWritten("cell"); again != nil {
+	if again := s.notesWritten(cell); again != nil {
 		t.Error("the late note is still waited for")
 	}
-	if other := s.notesWritten("other cell"); other == nil {
+	if s.notesWritten(other) == nil {
 		t.Error("another cell's note was forgotten with it")
 	}
 }
@@ -49,19 +52,19 @@ func TestANoteThatNeverComes(t *testing.T) {
 // reply to be looked at and for the note it starts; one whose reply never
 // comes waits replyWait, no longer.
 func TestAnIdleWaitsForItsReplysNote(t *testing.T) {
-	s := &Supervisor{cfg: Config{Log: log.New(&lockedbuf.Buffer{}, "", 0)}, cells: map[string]*cellInfo{
-		"answered": {replied: make(chan struct{})}, "dropped": {replied: make(chan struct{})}}}
-	idle := s.cellNotes("answered")
+	s := &Supervisor{cfg: Config{Log: log.New(&lockedbuf.Buffer{}, "", 0)}}
+	answered, dropped := execute(1), execute(2)
+	idle := s.cellNotes(answered)
 	if idle == nil || isClosed(idle) {
 		t.Fatal("the idle does not wait for the reply it came before")
 	}
 	// The reply comes, with a memory error whose note takes a while.
 	written := make(chan struct{})
-	s.postNote("answered", "memory", nil, func() (string, bool) {
+	s.postNote(answered, "memory", func() (string, bool) {
 		<-written
 		return "", false
 	})
-	close(s.cells["answered"].replied)
+	answered.Cell.ReplyLooked()
 	select {
 	case <-idle:
 		t.Fatal("the idle went before the reply's note was written")
@@ -74,10 +77,16 @@ func TestAnIdleWaitsForItsReplysNote(t *testing.T) {
 		t.Fatal("the idle still waits after the reply's note was written")
 	}
 
-	dropped := s.cellNotes("dropped")
 	select {
-	case <-dropped:
+	case <-s.cellNotes(dropped):
 	case <-time.After(replyWait + 10*time.Second):
 		t.Fatalf("the idle of a cell whose reply never comes still waits %s after replyWait", 10*time.Second)
 	}
+}
+
+// execute is the record of an execute request whose execute_input gave n.
+func execute(n int) *proxy.Request {
+	r := &proxy.Request{Kind: wire.ExecuteRequest, Cell: &proxy.Cell{}}
+	r.Cell.SetCount(n)
+	return r
 }

@@ -31,7 +31,6 @@ type Supervisor struct {
 	shutdown chan shutdownRequest // from the control channel
 	actions  chan action          // from guardctl, through the control socket
 	signals  chan os.Signal
-	notes    cellNotes          // notes under cells that ran out of GPU memory or into the ceiling
 	cpu      *proctree.CPUMeter // the kernel's CPU use between usage_requests
 	usage    *usageDesk
 
@@ -51,32 +50,17 @@ type Supervisor struct {
 	// startFailure is why the last kernel died before it answered, until
 	// one answers: what requests get meanwhile.
 	startFailure *report
-	nextCell     *report              // a death while idle, told in the next cell
-	execCount    int                  // the last execution_count the kernel announced
-	cells        map[string]*cellInfo // execute requests until their reply, by msg_id
-	witness      *witness             // the current child's
+	nextCell     *report  // a death while idle, told in the next cell
+	execCount    int      // the last execution_count the kernel announced
+	witness      *witness // the current child's
 	// interrupted is the last interrupt passed to a kernel.
 	interrupted interruptSent
 	// infoWaiters asked a kernel that died for kernel_info.
-	infoWaiters []proxy.Request
+	infoWaiters []*proxy.Request
 	// byClient: restarts are the client's (config.RestartClient), and the
 	// proxy ends with its kernel; ended is then what Run returns.
 	byClient bool
 	ended    error
-}
-
-// cellInfo is what the supervisor knows of an execute request.
-type cellInfo struct {
-	code      string
-	execCount int       // from its execute_input; 0 until then
-	asked     time.Time // when the request came
-	// erred: an error output came for it. Without one, an error reply is
-	// where a memory error shows (see FromKernel).
-	erred bool
-	// replied is closed once its execute_reply has been looked at, and any
-	// note that calls for is being written: the cell's idle, which comes
-	// on iopub while the reply is read on shell, waits for it (replyWait).
-	replied chan struct{}
 }
 
 type interruptSent struct {
@@ -86,7 +70,7 @@ type interruptSent struct {
 }
 
 type shutdownRequest struct {
-	req     proxy.Request
+	req     *proxy.Request
 	restart bool
 }
 
@@ -102,7 +86,6 @@ func Run(cfg Config) error {
 		actions:     make(chan action, 1),
 		signals:     make(chan os.Signal, 4),
 		started:     time.Now(),
-		cells:       map[string]*cellInfo{},
 		cpu:         proctree.NewCPUMeter(),
 		deathCauses: map[string]int{},
 	}

@@ -77,9 +77,9 @@ type usageGuard struct {
 // then. So every request the proxy reads gets an answer, whether or not
 // its client reads it.
 type usageDesk struct {
-	queue   chan proxy.Request
+	queue   chan *proxy.Request
 	measure func() usageReply
-	reply   func(proxy.Request, any)
+	reply   func(*proxy.Request, any)
 	busy    *ratelog.Limiter
 }
 
@@ -98,14 +98,14 @@ type usageBusy struct {
 	Traceback []string `json:"traceback"`
 }
 
-func newUsageDesk(measure func() usageReply, reply func(proxy.Request, any), log func(string, ...any)) *usageDesk {
-	return &usageDesk{queue: make(chan proxy.Request, usageQueued), measure: measure, reply: reply,
+func newUsageDesk(measure func() usageReply, reply func(*proxy.Request, any), log func(string, ...any)) *usageDesk {
+	return &usageDesk{queue: make(chan *proxy.Request, usageQueued), measure: measure, reply: reply,
 		busy: ratelog.New(log, usageBusyReport)}
 }
 
 // ask queues req, or answers it at once that the desk is busy. It never
 // waits.
-func (d *usageDesk) ask(req proxy.Request) {
+func (d *usageDesk) ask(req *proxy.Request) {
 	select {
 	case d.queue <- req:
 	default:

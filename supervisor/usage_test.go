@@ -25,7 +25,7 @@ func TestUsageRequestsFlood(t *testing.T) {
 		measured.Add(1)
 		time.Sleep(2 * time.Millisecond) // a measurement reads /proc, and may wait for a sample
 		return usageReply{Hostname: "here"}
-	}, func(_ proxy.Request, content any) {
+	}, func(_ *proxy.Request, content any) {
 		switch c := content.(type) {
 		case usageReply:
 			usage.Add(1)
@@ -51,7 +51,7 @@ func TestUsageRequestsFlood(t *testing.T) {
 	}()
 	peak := 0
 	for i := range requests {
-		desk.ask(proxy.Request{MsgID: "r"})
+		desk.ask(&proxy.Request{MsgID: "r"})
 		if i%1000 == 0 {
 			peak = max(peak, runtime.NumGoroutine()-before)
 		}

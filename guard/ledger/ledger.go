@@ -12,7 +12,6 @@ type Ledger struct {
 	counted  Figure
 	capacity int
 	cells    []*Cell // oldest first
-	byID     map[string]*Cell
 	// open are the cells that have not ended (requested, running or
 	// finishing), oldest first: what each message and sample looks at,
 	// a few cells rather than the whole history.
@@ -39,7 +38,7 @@ func New(counted Figure, capacity int) *Ledger {
 	if capacity <= 0 {
 		capacity = Capacity
 	}
-	return &Ledger{counted: counted, capacity: capacity, byID: map[string]*Cell{}, acts: map[string]int{}}
+	return &Ledger{counted: counted, capacity: capacity, acts: map[string]int{}}
 }
 
 // SetCounted changes the figure growth is counted on, for cells measured
@@ -99,8 +98,8 @@ func (l *Ledger) Count(id string, n int) {
 // Finish marks the cell finished as of at; the next Observe gives its End.
 // A cell never seen starting is finished at once without measurements.
 func (l *Ledger) Finish(id string, at time.Time) {
-	c, ok := l.byID[id]
-	if !ok || c.State != Running {
+	c := l.find(id)
+	if c == nil || c.State != Running {
 		return // idle for a request that never ran here (or twice)
 	}
 	c.State, c.Finished = Finishing, at
@@ -138,7 +137,7 @@ func (l *Ledger) prune() {
 
 // Act appends an action to a cell.
 func (l *Ledger) Act(id string, a Action) {
-	if c, ok := l.byID[id]; ok {
+	if c := l.find(id); c != nil {
 		c.Actions = append(c.Actions, a)
 		l.acts[a.Kind]++
 	}
@@ -171,8 +170,8 @@ func (l *Ledger) Current() (*Cell, bool) {
 
 // Get returns a copy of one cell.
 func (l *Ledger) Get(id string) (Cell, bool) {
-	c, ok := l.byID[id]
-	if !ok {
+	c := l.find(id)
+	if c == nil {
 		return Cell{}, false
 	}
 	return c.snapshot(), true
@@ -204,9 +203,21 @@ func (l *Ledger) Top(n int, kernel int) []Cell {
 	return out
 }
 
+// find is the cell of the execute request id, if the ledger keeps it. The
+// request's own record is the proxy's; the ledger is the cells' history,
+// and what it is asked about is nearly always one of its last cells.
+func (l *Ledger) find(id string) *Cell {
+	for i := len(l.cells) - 1; i >= 0; i-- {
+		if l.cells[i].MsgID == id {
+			return l.cells[i]
+		}
+	}
+	return nil
+}
+
 // cell finds or adds the cell id, evicting the oldest when full.
 func (l *Ledger) cell(id string) *Cell {
-	if c, ok := l.byID[id]; ok {
+	if c := l.find(id); c != nil {
 		return c
 	}
 	if len(l.cells) >= l.capacity {
@@ -215,7 +226,6 @@ func (l *Ledger) cell(id string) *Cell {
 	c := &Cell{MsgID: id, State: Requested}
 	l.cells = append(l.cells, c)
 	l.open = append(l.open, c)
-	l.byID[id] = c
 	return c
 }
 
@@ -227,7 +237,6 @@ func (l *Ledger) evict() {
 		i = 0
 	}
 	c := l.cells[i]
-	delete(l.byID, c.MsgID)
 	l.cells = slices.Delete(l.cells, i, i+1)
 	if j := slices.Index(l.open, c); j >= 0 {
 		l.open = slices.Delete(l.open, j, j+1)

@@ -103,11 +103,11 @@ func (p *Proxy) Dial(t testing.TB) *client.Client {
 // passHooks let every message through, as a proxy without a guard would.
 type passHooks struct{}
 
-func (passHooks) FromFrontend(wire.Channel, *wire.Message, wire.Header) bool { return true }
-func (passHooks) FromKernel(wire.Channel, *wire.Message, wire.Header, wire.Header, string) <-chan struct{} {
+func (passHooks) FromFrontend(*proxy.Request, *wire.Message) bool { return true }
+func (passHooks) FromKernel(wire.Channel, *wire.Message, wire.Header, *proxy.Request, string) <-chan struct{} {
 	return nil
 }
-func (passHooks) Unserved(proxy.Request) {}
+func (passHooks) Unserved(*proxy.Request) {}
 
 // Log is what the proxy logged, a line per Write.
 type Log struct {
