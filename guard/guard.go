@@ -17,7 +17,7 @@ import (
 	"io/fs"
 	"log"
 	"os"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jupyter-guard/jupyter-guard/guard/ceiling"
@@ -32,13 +32,14 @@ import (
 	"github.com/jupyter-guard/jupyter-guard/guard/proctree"
 	"github.com/jupyter-guard/jupyter-guard/guard/sampler"
 	"github.com/jupyter-guard/jupyter-guard/guard/units"
+	"github.com/jupyter-guard/jupyter-guard/internal/owner"
 )
 
-// Notifier is how the guard speaks; the supervisor implements it. Its
-// methods are called with no lock of the guard held, and must not block:
-// the guard calls them between a decision and the next sample, and the
-// proxy's forwarding of a cell's idle waits for what the guard posts into
-// that cell (see CellFinished).
+// Notifier is how the guard speaks; the supervisor implements it. Stream
+// is called on the guard's loop and must not block: the proxy's forwarding
+// of a cell's idle waits for what the guard posts into that cell (see
+// CellFinished). Interrupt is called on a goroutine of its own, since it
+// calls back into the guard (Thaw).
 type Notifier interface {
 	// Stream posts text into the cell whose execute_request header is
 	// parent, as a stream message named name.
@@ -49,9 +50,12 @@ type Notifier interface {
 	Interrupt()
 }
 
-// Guard watches one kernel at a time. Its methods are safe for concurrent
-// use; those the proxy calls while forwarding (Cell*, ExecutionCount,
-// Paused) only update memory and never wait on I/O.
+// Guard watches one kernel at a time. One goroutine, its loop, owns the
+// decision state below (budget, ledger, pause): the sampler's samples, the
+// cells' events and the questions all reach it through the loop, in the
+// order they came, so no lock guards that state. The methods the proxy
+// calls while forwarding (Cell*, ExecutionCount, Paused) hand the loop
+// their event and never wait for it.
 type Guard struct {
 	cfg    config.Config
 	notify Notifier
@@ -60,16 +64,16 @@ type Guard struct {
 	gpu    gpu.Meter
 	frz    *freeze.Freezer
 	ceil   *ceiling.Ceiling // nil when the ceiling is off
-	// speaking is held by the handling of a sample, from its decision to
-	// its last notice: CellFinished takes it, so what a sample decided for
-	// a cell reaches the cell before its idle does.
-	speaking sync.Mutex
+	loop   *owner.Loop
 
-	// act serialises pausing and thawing, so a thaw is never overtaken by
-	// a pause decided before it.
-	act sync.Mutex
+	// What the forwarding path reads without the loop, published by it.
+	pausedNow atomic.Bool
+	// owedAfter is when a cell that ends is owed its end measurement
+	// before its idle (see CellFinished), in Unix nanoseconds; 0 before
+	// the first measurement.
+	owedAfter atomic.Int64
 
-	mu     sync.Mutex
+	// Owned by the loop.
 	budget decide.Budget
 	ledger *ledger.Ledger
 	// measured is closed, and replaced, by each measurement the ledger
@@ -80,7 +84,7 @@ type Guard struct {
 	gpuNow   gpu.Usage // the latest GPU measurement
 	// gpuWarned is the msg_id of the last cell warned about its GPU memory.
 	gpuWarned string
-	paused    string // msg_id of the cell whose pause holds the kernel, "" if none
+	paused    string // msg_id of the cell whose pause holds the kernel, "" if none (pausedNow)
 	thaws     int    // counts thaws: a pause decided before one is dropped
 	// interruptEnds names the kernel when an interrupt ends it.
 	interruptEnds string
@@ -118,17 +122,17 @@ func New(cfg config.Config, n Notifier, logger *log.Logger) (*Guard, error) {
 	g := &Guard{
 		cfg: cfg, notify: n, log: logger, budget: b,
 		ledger: ledger.New(countedOn(b.Figure), 0), measured: make(chan struct{}),
-		frz: freeze.New(proctree.Descendants),
+		frz: freeze.New(proctree.Descendants), loop: owner.New(),
 	}
 	g.gpu = gpu.Open(cfg.HostProc)
 	opts := sampler.Options{Log: logger}
 	if _, ok := g.gpu.(gpu.NoGPU); !ok {
 		opts.GPU = func(pids []int) (uint64, error) {
 			u, err := g.gpu.Usage(pids)
-			g.mu.Lock()
-			g.gpuNow = u
-			g.mu.Unlock()
-			g.warnGPU(u, pids)
+			g.loop.Post(func() {
+				g.gpuNow = u
+				g.warnGPU(u, pids)
+			})
 			return u.Total, err
 		}
 	}
@@ -152,13 +156,11 @@ func New(cfg config.Config, n Notifier, logger *log.Logger) (*Guard, error) {
 // From then on the kernel is guarded as with JUPYTER_GUARD_CEILING=off:
 // the pause (or, headless, an interrupt) is the stop, and TensorFlow's own
 // allocator, held to a limit from the start (SetTensorPool), fails a step
-// that outgrows it with ResourceExhaustedError.
+// that outgrows it with ResourceExhaustedError. On the loop.
 func (g *Guard) ceilingOff(lib string) {
 	g.ceil.Off()
-	g.mu.Lock()
 	g.budget.Reserve = 0
 	pool := g.tensorPool
-	g.mu.Unlock()
 	held := ""
 	if pool > 0 {
 		held = fmt.Sprintf(", and TensorFlow's own allocator is held to %s", units.FormatBytes(pool))
@@ -190,13 +192,19 @@ func detectLimit(pid int) (cgroup.Limit, *cgroup.Group, error) {
 // limit than the proxy (a wrapper moved it), the budget follows it.
 func (g *Guard) Attach(kernelPid int) {
 	lim, grp, err := detectLimit(kernelPid)
+	var b decide.Budget
+	g.loop.Do(func() { // after any pause of the old kernel
+		b = g.attach(kernelPid, lim, err)
+	})
+	g.smp.Attach(kernelPid, grp, b.Figure)
+	g.arm(b)
+}
+
+func (g *Guard) attach(kernelPid int, lim cgroup.Limit, err error) decide.Budget {
 	if err != nil {
-		g.log.Printf("memory guard: kernel pid %d: %v; keeping %s", kernelPid, err, g.Budget().Source)
+		g.log.Printf("memory guard: kernel pid %d: %v; keeping %s", kernelPid, err, g.budget.Source)
 	}
-	g.act.Lock() // no pause of the old kernel in flight
-	defer g.act.Unlock()
 	g.frz.Forget()
-	g.mu.Lock()
 	if err == nil && lim != g.budget.Detected {
 		if b, err := decide.NewBudget(g.cfg, lim); err != nil {
 			g.log.Printf("memory guard: kernel pid %d is under %s: %v; keeping %s", kernelPid, lim.Source(), err, g.budget.Source)
@@ -208,11 +216,10 @@ func (g *Guard) Attach(kernelPid int) {
 		}
 	}
 	g.ledger.Lose()
-	g.kernel, g.paused = kernelPid, ""
-	b := g.budget
-	g.mu.Unlock()
-	g.smp.Attach(kernelPid, grp, b.Figure)
-	g.arm(b)
+	g.kernel = kernelPid
+	g.setPaused("")
+	g.publish()
+	return g.budget
 }
 
 // arm asks for pushed wake-ups from the warning line to the limit when the
@@ -232,12 +239,28 @@ func (g *Guard) Detach() {
 	if g.ceil != nil {
 		g.ceil.Release()
 	}
-	g.act.Lock()
-	defer g.act.Unlock()
-	g.frz.Forget()
-	g.mu.Lock()
-	g.kernel, g.paused = 0, ""
-	g.mu.Unlock()
+	g.loop.Do(func() {
+		g.frz.Forget()
+		g.kernel = 0
+		g.setPaused("")
+	})
+}
+
+// setPaused records the cell whose pause holds the kernel ("" for none).
+func (g *Guard) setPaused(id string) {
+	g.paused = id
+	g.pausedNow.Store(id != "")
+}
+
+// publish updates what the forwarding path reads of the ledger: when a
+// cell that ends from now on is owed its end measurement. On the loop,
+// after a measurement or a new budget.
+func (g *Guard) publish() {
+	if _, at, ok := g.ledger.Last(); ok {
+		g.owedAfter.Store(at.Add(g.firstLook()).UnixNano())
+	} else {
+		g.owedAfter.Store(0)
+	}
 }
 
 // Ready measures a kernel that has finished starting and waits until the
@@ -249,9 +272,8 @@ func (g *Guard) Ready() { g.smp.Sync(settle) }
 // Memory is the kernel's latest measurement, for guardctl status between
 // cells; ok is false before the first.
 func (g *Guard) Memory() (m ledger.Memory, at time.Time, ok bool) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.ledger.Last()
+	g.loop.Do(func() { m, at, ok = g.ledger.Last() })
+	return m, at, ok
 }
 
 // Fresh is the kernel's latest measurement and the processes it was taken
@@ -262,33 +284,33 @@ func (g *Guard) Memory() (m ledger.Memory, at time.Time, ok bool) {
 // let the cell's idle go before it): the latest one predates the cell's
 // end, and a client that saw the idle asks about the memory after it.
 func (g *Guard) Fresh(maxAge, wait time.Duration) (m ledger.Memory, pids []int, ok bool) {
-	g.mu.Lock()
-	_, at, ok := g.ledger.Last()
-	stale := !ok || time.Since(at) > maxAge || g.ledger.Finishing()
-	g.mu.Unlock()
+	var stale bool
+	g.loop.Do(func() {
+		_, at, ok := g.ledger.Last()
+		stale = !ok || time.Since(at) > maxAge || g.ledger.Finishing()
+	})
 	if stale {
 		g.smp.Sync(wait)
 	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	m, _, ok = g.ledger.Last()
-	return m, g.pids, ok
+	g.loop.Do(func() {
+		m, _, ok = g.ledger.Last()
+		pids = g.pids
+	})
+	return m, pids, ok
 }
 
 // History is the kernel's measurements of the last minutes, oldest first
 // (ledger.History), for the picture of its memory.
-func (g *Guard) History() []ledger.Point {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.ledger.History()
+func (g *Guard) History() (h []ledger.Point) {
+	g.loop.Do(func() { h = g.ledger.History() })
+	return h
 }
 
 // Actions counts the guard's actions on the kernel's cells since the proxy
 // started, by kind (decide.Act's names, decide.Thawed and decide.Resumed).
-func (g *Guard) Actions() map[string]int {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.ledger.Acts()
+func (g *Guard) Actions() (acts map[string]int) {
+	g.loop.Do(func() { acts = g.ledger.Acts() })
+	return acts
 }
 
 // GPU is the kernel's latest GPU measurement, for guardctl status between
@@ -297,16 +319,15 @@ func (g *Guard) GPU() (u gpu.Usage, ok bool) {
 	if _, none := g.gpu.(gpu.NoGPU); none {
 		return gpu.Usage{}, false
 	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.gpuNow, true
+	g.loop.Do(func() { u = g.gpuNow })
+	return u, true
 }
 
 // warnGPU warns the running cell, once, when the kernel's processes hold
 // cfg.GPUWarn of a GPU's memory, unless one of them runs a framework that
 // reserves most of a GPU anyway (gpu.Preallocator): for those the line says
 // nothing, and their out-of-memory errors get the note instead. It is
-// called with each GPU measurement, in the sampler's goroutine.
+// called with each GPU measurement, on the loop.
 func (g *Guard) warnGPU(u gpu.Usage, pids []int) {
 	spec := g.cfg.GPUWarn
 	if spec == (config.Spec{}) {
@@ -316,15 +337,12 @@ func (g *Guard) warnGPU(u gpu.Usage, pids []int) {
 	if !over {
 		return
 	}
-	g.mu.Lock()
 	c, running := g.ledger.Current()
 	if !running || g.gpuWarned == c.MsgID {
-		g.mu.Unlock()
 		return
 	}
 	g.gpuWarned = c.MsgID
 	header := c.Header()
-	g.mu.Unlock()
 	for _, pid := range pids {
 		if fw, err := gpu.Preallocator("/proc", pid); fw != "" {
 			g.log.Printf("memory guard: no GPU warning in cell %s: pid %d runs %s, which reserves the GPU", c.Name(), pid, fw)
@@ -334,9 +352,6 @@ func (g *Guard) warnGPU(u gpu.Usage, pids []int) {
 		}
 	}
 	g.log.Printf("memory guard: GPU warning in cell %s: %s of GPU %d", c.Name(), units.FormatBytes(dev.Used), dev.Index)
-	// As the memory notices: what is posted reaches the cell before its idle.
-	g.speaking.Lock()
-	defer g.speaking.Unlock()
 	g.notify.Stream(header, "stderr", notice.GPUWarning(notice.GPUHeld{Index: dev.Index, Name: dev.Name,
 		InUse: dev.MemUsed, Total: dev.MemTotal, Kernel: dev.Used}, spec.String()))
 }
@@ -355,9 +370,8 @@ func (g *Guard) GPUDriver() gpu.Driver { return g.gpu.Driver() }
 // each GPU: for the note under a cell that ran out of it. It reads the
 // process tree and NVML, so it is called off the forwarding path.
 func (g *Guard) MeasureGPU() (gpu.Usage, error) {
-	g.mu.Lock()
-	kernel := g.kernel
-	g.mu.Unlock()
+	var kernel int
+	g.loop.Do(func() { kernel = g.kernel })
 	if kernel == 0 {
 		return gpu.Usage{}, errors.New("no kernel is attached")
 	}
@@ -394,42 +408,40 @@ func (g *Guard) Refusal(e memerr.Error) (notice.Refusal, bool) {
 		}
 		ended = true
 	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	b := g.budget
-	last, _, _ := g.ledger.Last()
-	return notice.Refusal{Asked: e.Asked, Left: left, Used: last.Of(b.Figure), Budget: b.Limit, Ceiling: b.Ceiling(),
-		Figure: b.Figure, Source: b.Source, Work: e.Work, Near: e.Near, Ended: ended}, true
+	var r notice.Refusal
+	g.loop.Do(func() {
+		b := g.budget
+		last, _, _ := g.ledger.Last()
+		r = notice.Refusal{Asked: e.Asked, Left: left, Used: last.Of(b.Figure), Budget: b.Limit, Ceiling: b.Ceiling(),
+			Figure: b.Figure, Source: b.Source, Work: e.Work, Near: e.Near, Ended: ended}
+	})
+	return r, true
 }
 
 // poolRefusal is Refusal for TensorFlow's allocator refusing at the limit
 // the guard started it with; false if the guard set none (the user's own).
-func (g *Guard) poolRefusal(e memerr.Error) (notice.Refusal, bool) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.tensorPool == 0 {
-		return notice.Refusal{}, false
-	}
-	b := g.budget
-	last, _, _ := g.ledger.Last()
-	return notice.Refusal{Asked: e.Asked, Used: last.Of(b.Figure), Budget: b.Limit, Figure: b.Figure, Source: b.Source,
-		Work: e.Work, Pool: g.tensorPool}, true
+func (g *Guard) poolRefusal(e memerr.Error) (r notice.Refusal, ok bool) {
+	g.loop.Do(func() {
+		if g.tensorPool == 0 {
+			return
+		}
+		b := g.budget
+		last, _, _ := g.ledger.Last()
+		r, ok = notice.Refusal{Asked: e.Asked, Used: last.Of(b.Figure), Budget: b.Limit, Figure: b.Figure, Source: b.Source,
+			Work: e.Work, Pool: g.tensorPool}, true
+	})
+	return r, ok
 }
 
 // TensorPool is the limit SetTensorPool gave, 0 if none.
-func (g *Guard) TensorPool() uint64 {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.tensorPool
+func (g *Guard) TensorPool() (pool uint64) {
+	g.loop.Do(func() { pool = g.tensorPool })
+	return pool
 }
 
 // SetTensorPool tells the guard that the kernel was started with
 // TensorFlow's CPU allocator held to pool bytes (decide.Budget.TensorPool).
-func (g *Guard) SetTensorPool(pool uint64) {
-	g.mu.Lock()
-	g.tensorPool = pool
-	g.mu.Unlock()
-}
+func (g *Guard) SetTensorPool(pool uint64) { g.loop.Post(func() { g.tensorPool = pool }) }
 
 // CeilingReached is where the allocation ceiling holds if the running
 // cell took the kernel to it (a process was found at its line, or within
@@ -443,27 +455,27 @@ func (g *Guard) CeilingReached() uint64 {
 	}
 	_, _, bitten := g.ceil.Bitten()
 	left, ok := g.ceil.Least()
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	cell, running := g.ledger.Current()
-	if !running || g.budget.Reserve == 0 {
-		return 0
-	}
-	reach := g.budget.Reserve / 2
-	if _, at, seen := g.ledger.Last(); seen && cell.Rate > 0 {
-		reach = max(reach, uint64(cell.Rate*time.Since(at).Seconds()))
-	}
-	if !bitten && (!ok || left > reach) {
-		return 0
-	}
-	return g.budget.Ceiling()
+	var reached uint64
+	g.loop.Do(func() {
+		cell, running := g.ledger.Current()
+		if !running || g.budget.Reserve == 0 {
+			return
+		}
+		reach := g.budget.Reserve / 2
+		if _, at, seen := g.ledger.Last(); seen && cell.Rate > 0 {
+			reach = max(reach, uint64(cell.Rate*time.Since(at).Seconds()))
+		}
+		if bitten || ok && left <= reach {
+			reached = g.budget.Ceiling()
+		}
+	})
+	return reached
 }
 
 // Counted is the figure cells' growth is counted on (see countedOn).
-func (g *Guard) Counted() ledger.Figure {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return countedOn(g.budget.Figure)
+func (g *Guard) Counted() (f ledger.Figure) {
+	g.loop.Do(func() { f = countedOn(g.budget.Figure) })
+	return f
 }
 
 // countedOn is the figure a cell's growth is counted on: the budget's,
@@ -478,9 +490,8 @@ func countedOn(budget ledger.Figure) ledger.Figure {
 
 // CellRequested records an execute_request: its msg_id, raw header and code.
 func (g *Guard) CellRequested(msgID string, header []byte, code string) {
-	g.mu.Lock()
-	g.ledger.Request(msgID, header, code, time.Now())
-	g.mu.Unlock()
+	now := time.Now()
+	g.loop.Post(func() { g.ledger.Request(msgID, header, code, now) })
 }
 
 // CellStarted records iopub busy for an execute_request, and starts
@@ -489,17 +500,17 @@ func (g *Guard) CellRequested(msgID string, header []byte, code string) {
 // headroom allows: a cell as short as most are ends unmeasured, and the
 // end measurement tells what it did.
 func (g *Guard) CellStarted(msgID string) {
-	g.mu.Lock()
-	g.ledger.Start(msgID, g.kernel, time.Now())
-	first := g.firstLook()
-	g.mu.Unlock()
-	g.smp.Within(first)
+	now := time.Now()
+	g.loop.Post(func() {
+		g.ledger.Start(msgID, g.kernel, now)
+		g.smp.Within(g.firstLook())
+	})
 }
 
 // firstLook is how long a starting cell may go unmeasured: half the time
 // the fastest plausible growth takes from the latest measurement to the
-// next line, as the sampler paces itself (at once if there is none). Call
-// with g.mu held.
+// next line, as the sampler paces itself (at once if there is none). On
+// the loop.
 func (g *Guard) firstLook() time.Duration {
 	last, _, ok := g.ledger.Last()
 	if !ok {
@@ -516,9 +527,7 @@ func (g *Guard) firstLook() time.Duration {
 
 // ExecutionCount records the count of execute_input for a cell.
 func (g *Guard) ExecutionCount(msgID string, n int) {
-	g.mu.Lock()
-	g.ledger.Count(msgID, n)
-	g.mu.Unlock()
+	g.loop.Post(func() { g.ledger.Count(msgID, n) })
 }
 
 // CellFinished records iopub idle for an execute_request; the sampler
@@ -527,34 +536,36 @@ func (g *Guard) ExecutionCount(msgID string, n int) {
 // (closed at once if nothing). If the cell ran longer since the latest
 // measurement than the headroom then allowed (the look the guard owed it
 // never came, as when its busy came late), that is the end measurement
-// and the warning it may call for, at most settle; else a sample being
-// handled, which may still post into the cell. What is posted after the
-// idle never shows in the cell.
+// and the warning it may call for, at most settle; else what the loop is
+// doing or has queued, a sample among them, which may still post into the
+// cell. What is posted after the idle never shows in the cell.
 func (g *Guard) CellFinished(msgID string) <-chan struct{} {
 	if g.ceil != nil {
 		g.ceil.Rearm() // with the end measurement
 	}
-	g.mu.Lock()
-	g.ledger.Finish(msgID, time.Now())
-	_, at, ok := g.ledger.Last()
-	owed := ok && time.Since(at) > g.firstLook()
-	g.mu.Unlock()
-	if !owed {
-		g.smp.Kick()
-		if g.speaking.TryLock() {
-			g.speaking.Unlock()
-			return closed
-		}
+	now := time.Now()
+	after := g.owedAfter.Load()
+	owed := after != 0 && now.UnixNano() > after
+	if !owed && g.loop.Idle() {
+		g.loop.Post(func() {
+			g.ledger.Finish(msgID, now)
+			g.smp.Kick()
+		})
+		return closed
 	}
 	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if owed {
-			g.smp.Sync(settle)
+	g.loop.Post(func() {
+		g.ledger.Finish(msgID, now)
+		if !owed {
+			g.smp.Kick()
+			close(done) // after everything the loop had to say before
+			return
 		}
-		g.speaking.Lock()
-		g.speaking.Unlock()
-	}()
+		go func() {
+			g.smp.Sync(settle)
+			g.loop.Post(func() { close(done) })
+		}()
+	})
 	return done
 }
 
@@ -565,10 +576,10 @@ var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c
 // kernel instead of its cell, naming it ("xeus-python 0.19.0"); "" when it
 // survives one. The notices then say so before anyone interrupts it.
 func (g *Guard) SetInterruptEnds(kernel string) {
-	g.mu.Lock()
-	g.interruptEnds = kernel
-	g.budget.InterruptEnds = kernel != ""
-	g.mu.Unlock()
+	g.loop.Post(func() {
+		g.interruptEnds = kernel
+		g.budget.InterruptEnds = kernel != ""
+	})
 }
 
 // SetRefusalLoses tells the guard what an allocation refused at the
@@ -578,34 +589,22 @@ func (g *Guard) SetInterruptEnds(kernel string) {
 // pause nobody answers ends with an interrupt, not a resume, which would
 // cost the variables.
 func (g *Guard) SetRefusalLoses(text string) {
-	g.mu.Lock()
-	g.refusalLoses = text
-	g.budget.RefusalCosts = text != ""
-	g.mu.Unlock()
+	g.loop.Post(func() {
+		g.refusalLoses = text
+		g.budget.RefusalCosts = text != ""
+	})
 }
 
 // SetUnattended tells the guard that nobody can answer a pause
 // (decide.Budget's Unattended).
-func (g *Guard) SetUnattended(on bool) {
-	g.mu.Lock()
-	g.budget.Unattended = on
-	g.mu.Unlock()
-}
+func (g *Guard) SetUnattended(on bool) { g.loop.Post(func() { g.budget.Unattended = on }) }
 
 // SetPanel tells the guard that the user's Jupyter has the guarded kernels
 // panel, with Resume, Interrupt and Restart: the pause notice then names it.
-func (g *Guard) SetPanel(on bool) {
-	g.mu.Lock()
-	g.panel = on
-	g.mu.Unlock()
-}
+func (g *Guard) SetPanel(on bool) { g.loop.Post(func() { g.panel = on }) }
 
 // Paused tells whether the guard holds the kernel stopped.
-func (g *Guard) Paused() bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.paused != ""
-}
+func (g *Guard) Paused() bool { return g.pausedNow.Load() }
 
 // Thaw continues a paused kernel. Call it for every interrupt, restart or
 // shutdown: a stopped kernel acts on no signal but SIGKILL and answers no
@@ -616,12 +615,17 @@ func (g *Guard) Paused() bool {
 // of MiB. For an interrupt_request message, thaw first: the kernel must
 // run to read it. The cell is not paused again: that could trap the
 // interrupt (decide.Thawed).
-func (g *Guard) Thaw() { g.release(decide.Thawed, nil) }
+//
+// It waits for the loop: the kernel must be running before the caller goes
+// on to signal or message it.
+func (g *Guard) Thaw() { g.loop.Do(func() { g.release(decide.Thawed) }) }
 
 // Resume is guardctl resume: the user lets the paused cell go on. It fails
 // if the kernel is not paused.
 func (g *Guard) Resume() error {
-	if !g.release(decide.Resumed, nil) {
+	var released bool
+	g.loop.Do(func() { released = g.release(decide.Resumed) })
+	if !released {
 		return errors.New("the kernel is not paused")
 	}
 	return nil
@@ -634,36 +638,28 @@ func (g *Guard) Resume() error {
 // costs its variables (refusalLoses) is interrupted instead.
 func (g *Guard) answerFor(id string, thaws int, after time.Duration) {
 	time.AfterFunc(after, func() {
-		unanswered := func() bool { return g.paused == id && g.thaws == thaws }
-		g.mu.Lock()
-		interrupt := unanswered() && g.refusalLoses != ""
-		c, _ := g.ledger.Get(id)
-		g.mu.Unlock()
-		if !interrupt {
-			g.release(decide.Unanswered, unanswered)
-			return
-		}
-		g.log.Printf("memory guard: nobody answered the pause in cell %s within %v: interrupting it", id, after)
-		g.notify.Stream(c.Header(), "stderr", notice.UnansweredInterrupt(after))
-		g.notify.Interrupt() // it thaws the kernel (Thaw), once signalled
+		g.loop.Post(func() {
+			if g.paused != id || g.thaws != thaws {
+				return // answered
+			}
+			if g.refusalLoses == "" {
+				g.release(decide.Unanswered)
+				return
+			}
+			c, _ := g.ledger.Get(id)
+			g.log.Printf("memory guard: nobody answered the pause in cell %s within %v: interrupting it", id, after)
+			g.notify.Stream(c.Header(), "stderr", notice.UnansweredInterrupt(after))
+			go g.notify.Interrupt() // it thaws the kernel (Thaw), once signalled
+		})
 	})
 }
 
 // release thaws the kernel and records why in the paused cell; it reports
-// whether the kernel was paused. If only is given, it releases only if
-// only says so, called with g.mu held.
-func (g *Guard) release(why string, only func() bool) bool {
-	g.act.Lock()
-	defer g.act.Unlock()
-	g.mu.Lock()
-	if only != nil && !only() {
-		g.mu.Unlock()
-		return false
-	}
+// whether the kernel was paused. On the loop.
+func (g *Guard) release(why string) bool {
 	g.thaws++
 	id := g.paused
-	g.paused = ""
-	g.mu.Unlock()
+	g.setPaused("")
 	if !g.frz.Frozen() {
 		return false
 	}
@@ -672,7 +668,6 @@ func (g *Guard) release(why string, only func() bool) bool {
 		g.log.Printf("memory guard: %s: %v", why, err)
 	}
 	g.log.Printf("memory guard: %s: %d processes continued", why, n)
-	g.mu.Lock()
 	var text string
 	c, ok := g.ledger.Get(id)
 	if ok {
@@ -689,7 +684,6 @@ func (g *Guard) release(why string, only func() bool) bool {
 			text = notice.Unanswered(g.facts(&c, used, c.InFlight(), decide.Decision{}), g.cfg.PauseTimeout)
 		}
 	}
-	g.mu.Unlock()
 	if text != "" {
 		g.notify.Stream(c.Header(), "stderr", text)
 	}
@@ -708,52 +702,57 @@ const settle = 250 * time.Millisecond
 func (g *Guard) Cells() []ledger.Cell {
 	timeout := time.NewTimer(settle)
 	defer timeout.Stop()
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	for g.ledger.Finishing() {
-		measured := g.measured
-		g.mu.Unlock()
+	for {
+		var cells []ledger.Cell
+		var measured chan struct{}
+		g.loop.Do(func() {
+			if g.ledger.Finishing() {
+				measured = g.measured
+			} else {
+				cells = g.ledger.Cells()
+			}
+		})
+		if measured == nil {
+			return cells
+		}
 		select {
 		case <-measured:
-			g.mu.Lock()
 		case <-timeout.C:
-			g.mu.Lock()
-			return g.ledger.Cells()
+			g.loop.Do(func() { cells = g.ledger.Cells() })
+			return cells
 		}
 	}
-	return g.ledger.Cells()
 }
 
 // Running is the cell the kernel runs (or ran when it died), for the
 // death diagnosis.
-func (g *Guard) Running() (ledger.Cell, bool) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	c, ok := g.ledger.Current()
-	if !ok {
-		return ledger.Cell{}, false
-	}
-	return g.ledger.Get(c.MsgID)
+func (g *Guard) Running() (c ledger.Cell, ok bool) {
+	g.loop.Do(func() {
+		if cur, running := g.ledger.Current(); running {
+			c, ok = g.ledger.Get(cur.MsgID)
+		}
+	})
+	return c, ok
 }
 
 // Grew is the finished cells of the current (or last) kernel that grew
 // the most, largest first: the diagnosis's "earlier cells".
-func (g *Guard) Grew(n int) []ledger.Cell {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	kernel := g.kernel
-	if c, ok := g.ledger.Current(); ok && kernel == 0 {
-		kernel = c.Kernel // detached after a death: the dead kernel's cells
-	}
-	return g.ledger.Top(n, kernel)
+func (g *Guard) Grew(n int) (grew []ledger.Cell) {
+	g.loop.Do(func() {
+		kernel := g.kernel
+		if c, ok := g.ledger.Current(); ok && kernel == 0 {
+			kernel = c.Kernel // detached after a death: the dead kernel's cells
+		}
+		grew = g.ledger.Top(n, kernel)
+	})
+	return grew
 }
 
 // Budget is the budget in force, with what it is measured on and where its
 // limit comes from.
-func (g *Guard) Budget() decide.Budget {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.budget
+func (g *Guard) Budget() (b decide.Budget) {
+	g.loop.Do(func() { b = g.budget })
+	return b
 }
 
 // Close stops sampling. A paused kernel stays paused: call Thaw first
@@ -766,19 +765,21 @@ func (g *Guard) Close() {
 	if err := g.gpu.Close(); err != nil {
 		g.log.Printf("memory guard: %v", err)
 	}
+	g.loop.Close()
 }
 
-// sampled is the sampler's Handler: ledger, decision, action. It returns
-// how long to wait for the next sample; 0 (idle) when no cell runs or the
-// kernel is paused.
-func (g *Guard) sampled(s sampler.Sample) time.Duration {
-	g.speaking.Lock()
-	defer g.speaking.Unlock()
-	g.mu.Lock()
+// sampled is the sampler's Handler: ledger, decision, action, on the
+// loop. It returns how long to wait for the next sample; 0 (idle) when no
+// cell runs or the kernel is paused.
+func (g *Guard) sampled(s sampler.Sample) (wait time.Duration) {
+	g.loop.Do(func() { wait = g.handle(s) })
+	return wait
+}
+
+func (g *Guard) handle(s sampler.Sample) time.Duration {
 	p, ok := g.plan(s)
-	first := g.firstLook()
-	g.mu.Unlock()
-	g.smp.Ready(first)
+	g.publish()
+	g.smp.Ready(g.firstLook())
 	if p.keep {
 		g.ceil.Keep(s.Pids, s.Each, p.ceiling)
 		if lib := g.ceil.Aborts(); lib != "" {
@@ -813,7 +814,7 @@ func (g *Guard) sampled(s sampler.Sample) time.Duration {
 	if act == decide.Interrupt {
 		// After the notices: once interrupted, the cell ends, and what is
 		// posted after its idle is lost to the notebook.
-		g.notify.Interrupt()
+		go g.notify.Interrupt()
 	}
 	return p.wait
 }
@@ -835,8 +836,7 @@ type plan struct {
 // plan records a sample in the ledger, arms the pushed threshold, paces the
 // sampler and decides, recording the decisions in the cell. It reports
 // false when the guard has nothing to watch: no cell runs, the kernel is
-// paused, or the sample is of a kernel detached meanwhile. Call with g.mu
-// held.
+// paused, or the sample is of a kernel detached meanwhile.
 func (g *Guard) plan(s sampler.Sample) (plan, bool) {
 	if s.Root != g.kernel || s.Tree == 0 {
 		// Another kernel's sample, or this one's after it died: a live
@@ -914,7 +914,7 @@ func (g *Guard) plan(s sampler.Sample) (plan, bool) {
 // VmData) but is not yet in the figure. Only a cell's own fills count as
 // in flight: what a kernel mapped long ago and never touches (NumPy's
 // first import maps some 70 MiB of OpenBLAS buffers, each thread a stack)
-// is not about to be filled. Call with g.mu held.
+// is not about to be filled.
 func (g *Guard) ceilingPlan(s sampler.Sample, mem ledger.Memory, cell *ledger.Cell, running bool) ceiling.Plan {
 	b := g.budget
 	taken := mem.Of(b.Figure)
@@ -958,7 +958,7 @@ const zoneLook = 50 * time.Millisecond
 // past the warning line though no sample saw it there while it ran: the
 // cell was too short, or its busy came late (a C call holding the GIL
 // keeps ipykernel from sending it). Past the pause line it says the guard
-// could not stop the cell. It is recorded in c. Call with g.mu held.
+// could not stop the cell. It is recorded in c.
 func (g *Guard) lateWarning(c *ledger.Cell) (string, bool) {
 	b := g.budget
 	done := doneIn(c)
@@ -994,15 +994,11 @@ func text(a decide.Act, f notice.Facts) string {
 // cell instead, so the interrupt is not trapped by a pause. It reports
 // whether the kernel is now paused.
 func (g *Guard) pause(s sampler.Sample, id string, thaws int) bool {
-	g.act.Lock()
-	defer g.act.Unlock()
-	g.mu.Lock()
 	thawed, gone := g.thaws != thaws, g.kernel != s.Root
 	if c, ok := g.ledger.Get(id); ok && thawed && !gone {
 		used := c.Last().Of(g.budget.Figure)
 		g.ledger.Act(id, ledger.Action{Time: time.Now(), Kind: decide.Thawed, Used: used, Until: used + max(c.InFlight(), c.Fill)})
 	}
-	g.mu.Unlock()
 	if thawed || gone {
 		return false
 	}
@@ -1015,14 +1011,12 @@ func (g *Guard) pause(s sampler.Sample, id string, thaws int) bool {
 	if !g.frz.Frozen() {
 		return false // the kernel is gone
 	}
-	g.mu.Lock()
-	g.paused = id
+	g.setPaused(id)
 	if g.budget.Reserve > 0 && (g.refusalLoses == "" || g.interruptEnds == "") {
 		// Where both a resume into the ceiling and an interrupt would end
 		// the kernel (Deno on SIGINT), the pause waits for the person.
 		g.answerFor(id, g.thaws, g.cfg.PauseTimeout)
 	}
-	g.mu.Unlock()
 	g.log.Printf("memory guard: paused kernel pid %d: %d processes stopped in %v (%d scans), %v after the sample",
 		s.Root, r.Stopped, took, r.Scans, time.Since(s.Time))
 	return true
@@ -1032,7 +1026,7 @@ func (g *Guard) pause(s sampler.Sample, id string, thaws int) bool {
 func doneIn(c *ledger.Cell) decide.Done { return decide.Tally(c.Actions) }
 
 // facts are a notice's numbers for cell c at used with inFlight still to
-// fill, for decision d, its actions so far included. Call with g.mu held.
+// fill, for decision d, its actions so far included.
 func (g *Guard) facts(c *ledger.Cell, used, inFlight uint64, d decide.Decision) notice.Facts {
 	b := g.budget
 	done := doneIn(c)
@@ -1048,7 +1042,7 @@ func (g *Guard) facts(c *ledger.Cell, used, inFlight uint64, d decide.Decision) 
 
 // tensorPoolNow is the limit TensorFlow's allocator holds to where it
 // stands in for the ceiling (ceilingOff), 0 while the ceiling holds or
-// when the guard set none. Call with g.mu held.
+// when the guard set none.
 func (g *Guard) tensorPoolNow() uint64 {
 	if g.budget.Reserve > 0 {
 		return 0

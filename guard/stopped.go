@@ -16,6 +16,7 @@ import (
 // read again (their statm, microseconds each) and what they added is added
 // to the sample's figure. It reports false if the cell is gone or the
 // processes cannot be read; the notice then keeps the sample's figures.
+// On the loop.
 func (g *Guard) stoppedText(s sampler.Sample, id string, d decide.Decision) (string, bool) {
 	r := proctree.NewRSSReader()
 	now, err := r.Sum(s.Pids)
@@ -24,8 +25,6 @@ func (g *Guard) stoppedText(s sampler.Sample, id string, d decide.Decision) (str
 		g.log.Printf("memory guard: measure the paused kernel: %v", err)
 		return "", false
 	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
 	c, ok := g.ledger.Get(id)
 	if !ok {
 		return "", false
