@@ -48,7 +48,7 @@ func (l *Ledger) SetCounted(f Figure) { l.counted = f }
 // Request records an execute_request: header is its raw header, code its
 // source (only the first line is kept).
 func (l *Ledger) Request(id string, header []byte, code string, at time.Time) {
-	c := l.cell(id)
+	c := l.add(id) // a request is new: its id is not looked for
 	c.header = slices.Clone(header)
 	c.Code = firstLine(code)
 	c.Requested = at
@@ -205,21 +205,29 @@ func (l *Ledger) Top(n int, kernel int) []Cell {
 
 // find is the cell of the execute request id, if the ledger keeps it. The
 // request's own record is the proxy's; the ledger is the cells' history,
-// and what it is asked about is nearly always one of its last cells.
+// and what it is asked about is nearly always a cell that has not ended,
+// one of a few: those are looked at first.
 func (l *Ledger) find(id string) *Cell {
-	for i := len(l.cells) - 1; i >= 0; i-- {
-		if l.cells[i].MsgID == id {
-			return l.cells[i]
+	for _, cells := range [][]*Cell{l.open, l.cells} {
+		for i := len(cells) - 1; i >= 0; i-- {
+			if cells[i].MsgID == id {
+				return cells[i]
+			}
 		}
 	}
 	return nil
 }
 
-// cell finds or adds the cell id, evicting the oldest when full.
+// cell finds or adds the cell id.
 func (l *Ledger) cell(id string) *Cell {
 	if c := l.find(id); c != nil {
 		return c
 	}
+	return l.add(id)
+}
+
+// add adds the cell id, evicting the oldest when full.
+func (l *Ledger) add(id string) *Cell {
 	if len(l.cells) >= l.capacity {
 		l.evict()
 	}
