@@ -48,6 +48,11 @@ type Notifier interface {
 	// has paused the kernel first, so the cell stops growing at once: send
 	// the signal, then call Guard.Thaw, as for the user's interrupt.
 	Interrupt()
+	// Room says whether the kernel's memory has room: measured below the
+	// warning line, and not paused. Only changes are said; until the
+	// first, there is none. The proxy's system calls may hold its one CPU
+	// only while there is (zmtp.RawSyscalls).
+	Room(ample bool)
 }
 
 // Guard watches one kernel at a time. One goroutine, its loop, owns the
@@ -86,6 +91,7 @@ type Guard struct {
 	gpuWarned string
 	paused    string // msg_id of the cell whose pause holds the kernel, "" if none (pausedNow)
 	thaws     int    // counts thaws: a pause decided before one is dropped
+	ample     bool   // what Room said last
 	// interruptEnds names the kernel when an interrupt ends it.
 	interruptEnds string
 	// refusalLoses says what an allocation refused at the ceiling costs
@@ -250,6 +256,18 @@ func (g *Guard) Detach() {
 func (g *Guard) setPaused(id string) {
 	g.paused = id
 	g.pausedNow.Store(id != "")
+	g.sayRoom()
+}
+
+// sayRoom tells the notifier whether the kernel's memory has room (see
+// Notifier.Room), if that changed.
+func (g *Guard) sayRoom() {
+	last, _, ok := g.ledger.Last()
+	ample := ok && g.paused == "" && last.Of(g.budget.Figure) < g.budget.Warn
+	if ample != g.ample {
+		g.ample = ample
+		g.notify.Room(ample)
+	}
 }
 
 // publish updates what the forwarding path reads of the ledger: when a
@@ -779,6 +797,7 @@ func (g *Guard) sampled(s sampler.Sample) (wait time.Duration) {
 func (g *Guard) handle(s sampler.Sample) time.Duration {
 	p, ok := g.plan(s)
 	g.publish()
+	g.sayRoom()
 	g.smp.Ready(g.firstLook())
 	if p.keep {
 		g.ceil.Keep(s.Pids, s.Each, p.ceiling)

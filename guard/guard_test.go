@@ -66,6 +66,7 @@ func TestWarnPauseInterrupt(t *testing.T) {
 			f := growtest.Guarded(t, budget, nil, nil)
 			f.Cell(t, "earlier", "grow 16 0 16")
 			f.Finish(t, "earlier", "done")
+			waitRoom(t, f, true) // the sockets may hold the CPU
 
 			f.Cell(t, "big", tt.grow)
 			var worker int
@@ -77,6 +78,7 @@ func TestWarnPauseInterrupt(t *testing.T) {
 			if !f.G.Paused() {
 				t.Error("not Paused after the pause notice")
 			}
+			waitRoom(t, f, false)
 			tree := f.Frozen(t)
 			if tt.workers && !slices.Contains(tree, worker) {
 				t.Errorf("worker %d is not in the paused tree %v", worker, tree)
@@ -374,5 +376,16 @@ func TestCellsInOrder(t *testing.T) {
 	cells := f.G.Cells()
 	if len(cells) != 3 || cells[2].ExecutionCount != 3 || cells[0].Code != "ping" || cells[0].Start.Tree == 0 {
 		t.Errorf("cells: %+v", cells)
+	}
+}
+
+// waitRoom waits for the guard to say the kernel's memory has room, or not
+// (Notifier.Room): it says so on its loop, after the sample that shows it.
+func waitRoom(t *testing.T, f *growtest.Frontend, ample bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); f.Ample.Load() != ample; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the guard did not say Room(%v)", ample)
+		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/jupyter-guard/jupyter-guard/guard/gpu"
 	"github.com/jupyter-guard/jupyter-guard/guard/ledger"
 	"github.com/jupyter-guard/jupyter-guard/guard/proctree"
+	"github.com/jupyter-guard/jupyter-guard/zmtp"
 )
 
 // voice is how the memory guard speaks through the supervisor: into the
@@ -27,6 +28,10 @@ func (v voice) Stream(parent []byte, name, text string) {
 		v.s.cfg.Log.Printf("post the guard's notice: %v", err)
 	}
 }
+
+// Room lets the proxy's sockets use raw system calls while the kernel's
+// memory has room (zmtp.RawSyscalls).
+func (v voice) Room(ample bool) { zmtp.RawSyscalls(ample) }
 
 func (v voice) Interrupt() {
 	if proc := v.s.currentProc(); proc != nil {

@@ -49,7 +49,7 @@ var ErrClosed = errors.New("zmtp: connection closed")
 type conn struct {
 	net.Conn
 	r    *bufio.Reader
-	sock *sockIO // for tryWriteMsg; nil if Conn is not a socket
+	sock *sockIO // reads and tryWriteMsg; nil if Conn is not a socket
 
 	// trusted peers have each frame read whole as soon as its size
 	// arrives: the kernel the proxy dialled, once it has shaken hands,
@@ -72,7 +72,12 @@ type conn struct {
 // newConn wraps c with a read buffer of readBuffer bytes; until it is
 // trusted, what it may hold of one message is b.
 func newConn(c net.Conn, readBuffer int, b budget) *conn {
-	return &conn{Conn: c, r: bufio.NewReaderSize(c, readBuffer), sock: newSockIO(c), budget: b}
+	sock := newSockIO(c)
+	var src io.Reader = c
+	if sock != nil {
+		src = sock
+	}
+	return &conn{Conn: c, r: bufio.NewReaderSize(src, readBuffer), sock: sock, budget: b}
 }
 
 // budget is what an untrusted connection's current message (or command)

@@ -95,13 +95,18 @@ func checkDropsLogged(t *testing.T, lines *logLines) {
 // TestAReadingPeerGetsEverythingAfterABigMessage: a subscriber that reads
 // gets a 50 MB message and every small one after it, however long the big
 // one takes to leave. A byte limit applied to every peer dropped the idle
-// after a 50 MB output, and the client waited for it forever.
+// after a 50 MB output, and the client waited for it forever. With Go's
+// ordinary system calls and with raw ones (zmtp.RawSyscalls).
 func TestAReadingPeerGetsEverythingAfterABigMessage(t *testing.T) {
 	for _, sec := range []struct {
 		name string
 		opts []zmtp.Option
-	}{{"null", nil}, {"curve", []zmtp.Option{zmtp.WithCurve(newCurve(t))}}} {
+		raw  bool
+	}{{"null", nil, false}, {"curve", []zmtp.Option{zmtp.WithCurve(newCurve(t))}, false},
+		{"null, raw system calls", nil, true}, {"curve, raw system calls", []zmtp.Option{zmtp.WithCurve(newCurve(t))}, true}} {
 		t.Run(sec.name, func(t *testing.T) {
+			zmtp.RawSyscalls(sec.raw)
+			t.Cleanup(func() { zmtp.RawSyscalls(false) })
 			forSchemes(t, func(t *testing.T, scheme string) {
 				p := listenPub(t, bindEndpoint(t, scheme), sec.opts...)
 				_, in := dialSub(t, p.Endpoint(), sec.opts...)

@@ -1,20 +1,18 @@
 package zmtp
 
 import (
+	"io"
 	"net"
 	"os"
+	"sync/atomic"
 	"syscall"
 	"unsafe"
 )
 
-// sockIO is a connection's socket, for the write the forwarding goroutine
-// tries (conn.tryWriteMsg): one writev that takes what the socket takes
-// and never waits. Waiting writes and reads go through net.Conn. The calls
-// stay Go's ordinary system calls, not raw ones, though those would spare
-// a wake-up of the runtime's monitor thread per message: a write can stall
-// in the kernel (memory reclaim, memory.high throttling on the way back to
-// user space), and a raw call holds its P meanwhile, so in a one-CPU pod
-// the guard's sampler would wait for it.
+// sockIO is a connection's socket: the reads under the connection's
+// buffered reader, and the write the forwarding goroutine tries
+// (conn.tryWriteMsg), one writev that takes what the socket takes and
+// never waits. Waiting writes go through net.Conn.
 type sockIO struct {
 	rc  syscall.RawConn
 	iov []syscall.Iovec // for writes, which hold conn.wmu; grown as needed
@@ -34,6 +32,65 @@ func newSockIO(c net.Conn) *sockIO {
 	return &sockIO{rc: rc}
 }
 
+// rawSyscalls says to read and try writes with raw system calls (see
+// RawSyscalls).
+var rawSyscalls atomic.Bool
+
+// RawSyscalls switches the sockets' reads and tried writes to raw system
+// calls, or back. Go's ordinary calls wake the runtime's monitor thread
+// from its sleep at the first call after each idle spell, some 20 wake-ups
+// of another thread per cell, a third of the proxy's CPU (perf, issue 31);
+// raw calls do not. But the monitor is also what hands the one P of a
+// proxy on GOMAXPROCS=1 to another thread while a call waits in the
+// kernel, and a socket call can wait there in reclaim when the kernel's
+// cgroup is near its limit: then the guard's sampler must not wait behind
+// it. So the guard turns raw calls on only while the kernel's memory is
+// below the warning line and not paused (guard.Notifier.Room).
+func RawSyscalls(on bool) { rawSyscalls.Store(on) }
+
+// syscall3 is syscall.Syscall or, while RawSyscalls is on, RawSyscall.
+func syscall3(trap, a1, a2, a3 uintptr) (r1, r2 uintptr, err syscall.Errno) {
+	if rawSyscalls.Load() {
+		return syscall.RawSyscall(trap, a1, a2, a3)
+	}
+	return syscall.Syscall(trap, a1, a2, a3)
+}
+
+// Read reads what the socket has, waiting in the runtime's poller until it
+// has something: the io.Reader under the connection's buffered reader.
+func (s *sockIO) Read(b []byte) (n int, err error) {
+	if len(b) == 0 {
+		return 0, nil
+	}
+	var errno syscall.Errno
+	rerr := s.rc.Read(func(fd uintptr) bool {
+		for {
+			r, _, e := syscall3(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+			switch e {
+			case 0:
+				n = int(r)
+				return true
+			case syscall.EINTR:
+				continue
+			case syscall.EAGAIN:
+				return false // wait for the poller
+			default:
+				errno = e
+				return true
+			}
+		}
+	})
+	switch {
+	case rerr != nil:
+		return 0, rerr
+	case errno != 0:
+		return 0, os.NewSyscallError("read", errno)
+	case n == 0:
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
 // writevOnce writes what the socket takes of vec at once, with one
 // writev, and never waits: n is 0 if the socket is full.
 func (s *sockIO) writevOnce(vec net.Buffers) (n int, err error) {
@@ -45,7 +102,7 @@ func (s *sockIO) writevOnce(vec net.Buffers) (n int, err error) {
 	var errno syscall.Errno
 	werr := s.rc.Write(func(fd uintptr) bool {
 		for {
-			r, _, e := syscall.Syscall(syscall.SYS_WRITEV, fd, uintptr(unsafe.Pointer(&iov[0])), uintptr(cnt))
+			r, _, e := syscall3(syscall.SYS_WRITEV, fd, uintptr(unsafe.Pointer(&iov[0])), uintptr(cnt))
 			switch e {
 			case 0:
 				n = int(r)

@@ -24,7 +24,9 @@ type Frontend struct {
 	streams chan Stream
 	// Interrupts counts the interrupts the guard asked for.
 	Interrupts atomic.Int32
-	stopped    sync.Once
+	// Ample is what the guard's Room said last.
+	Ample   atomic.Bool
+	stopped sync.Once
 }
 
 // Stream is one notice the guard posted.
@@ -49,6 +51,8 @@ func (f *Frontend) Posted() []Stream {
 		}
 	}
 }
+
+func (f *Frontend) Room(ample bool) { f.Ample.Store(ample) }
 
 func (f *Frontend) Interrupt() {
 	f.Interrupts.Add(1)
