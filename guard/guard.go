@@ -51,7 +51,7 @@ type Notifier interface {
 	// Room says whether the kernel's memory has room: measured below the
 	// warning line, and not paused. Only changes are said; until the
 	// first, there is none. The proxy's system calls may hold its one CPU
-	// only while there is (zmtp.RawSyscalls).
+	// only while there is (package sysio).
 	Room(ample bool)
 }
 

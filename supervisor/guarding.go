@@ -16,7 +16,7 @@ import (
 	"github.com/jupyter-guard/jupyter-guard/guard/gpu"
 	"github.com/jupyter-guard/jupyter-guard/guard/ledger"
 	"github.com/jupyter-guard/jupyter-guard/guard/proctree"
-	"github.com/jupyter-guard/jupyter-guard/zmtp"
+	"github.com/jupyter-guard/jupyter-guard/internal/sysio"
 )
 
 // voice is how the memory guard speaks through the supervisor: into the
@@ -29,9 +29,9 @@ func (v voice) Stream(parent []byte, name, text string) {
 	}
 }
 
-// Room lets the proxy's sockets use raw system calls while the kernel's
-// memory has room (zmtp.RawSyscalls).
-func (v voice) Room(ample bool) { zmtp.RawSyscalls(ample) }
+// Room lets the proxy use raw system calls while the kernel's memory has
+// room (package sysio).
+func (v voice) Room(ample bool) { sysio.SetRaw(ample) }
 
 func (v voice) Interrupt() {
 	if proc := v.s.currentProc(); proc != nil {

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jupyter-guard/jupyter-guard/internal/sysio"
+
 	"github.com/jupyter-guard/jupyter-guard/zmtp"
 )
 
@@ -96,7 +98,7 @@ func checkDropsLogged(t *testing.T, lines *logLines) {
 // gets a 50 MB message and every small one after it, however long the big
 // one takes to leave. A byte limit applied to every peer dropped the idle
 // after a 50 MB output, and the client waited for it forever. With Go's
-// ordinary system calls and with raw ones (zmtp.RawSyscalls).
+// ordinary system calls and with raw ones (package sysio).
 func TestAReadingPeerGetsEverythingAfterABigMessage(t *testing.T) {
 	for _, sec := range []struct {
 		name string
@@ -105,8 +107,8 @@ func TestAReadingPeerGetsEverythingAfterABigMessage(t *testing.T) {
 	}{{"null", nil, false}, {"curve", []zmtp.Option{zmtp.WithCurve(newCurve(t))}, false},
 		{"null, raw system calls", nil, true}, {"curve, raw system calls", []zmtp.Option{zmtp.WithCurve(newCurve(t))}, true}} {
 		t.Run(sec.name, func(t *testing.T) {
-			zmtp.RawSyscalls(sec.raw)
-			t.Cleanup(func() { zmtp.RawSyscalls(false) })
+			sysio.SetRaw(sec.raw)
+			t.Cleanup(func() { sysio.SetRaw(false) })
 			forSchemes(t, func(t *testing.T, scheme string) {
 				p := listenPub(t, bindEndpoint(t, scheme), sec.opts...)
 				_, in := dialSub(t, p.Endpoint(), sec.opts...)

@@ -4,15 +4,17 @@ import (
 	"io"
 	"net"
 	"os"
-	"sync/atomic"
 	"syscall"
 	"unsafe"
+
+	"github.com/jupyter-guard/jupyter-guard/internal/sysio"
 )
 
 // sockIO is a connection's socket: the reads under the connection's
 // buffered reader, and the write the forwarding goroutine tries
 // (conn.tryWriteMsg), one writev that takes what the socket takes and
-// never waits. Waiting writes go through net.Conn.
+// never waits; both are made as package sysio says. Waiting writes go
+// through net.Conn.
 type sockIO struct {
 	rc  syscall.RawConn
 	iov []syscall.Iovec // for writes, which hold conn.wmu; grown as needed
@@ -32,30 +34,6 @@ func newSockIO(c net.Conn) *sockIO {
 	return &sockIO{rc: rc}
 }
 
-// rawSyscalls says to read and try writes with raw system calls (see
-// RawSyscalls).
-var rawSyscalls atomic.Bool
-
-// RawSyscalls switches the sockets' reads and tried writes to raw system
-// calls, or back. Go's ordinary calls wake the runtime's monitor thread
-// from its sleep at the first call after each idle spell, some 20 wake-ups
-// of another thread per cell, a third of the proxy's CPU (perf, issue 31);
-// raw calls do not. But the monitor is also what hands the one P of a
-// proxy on GOMAXPROCS=1 to another thread while a call waits in the
-// kernel, and a socket call can wait there in reclaim when the kernel's
-// cgroup is near its limit: then the guard's sampler must not wait behind
-// it. So the guard turns raw calls on only while the kernel's memory is
-// below the warning line and not paused (guard.Notifier.Room).
-func RawSyscalls(on bool) { rawSyscalls.Store(on) }
-
-// syscall3 is syscall.Syscall or, while RawSyscalls is on, RawSyscall.
-func syscall3(trap, a1, a2, a3 uintptr) (r1, r2 uintptr, err syscall.Errno) {
-	if rawSyscalls.Load() {
-		return syscall.RawSyscall(trap, a1, a2, a3)
-	}
-	return syscall.Syscall(trap, a1, a2, a3)
-}
-
 // Read reads what the socket has, waiting in the runtime's poller until it
 // has something: the io.Reader under the connection's buffered reader.
 func (s *sockIO) Read(b []byte) (n int, err error) {
@@ -65,7 +43,7 @@ func (s *sockIO) Read(b []byte) (n int, err error) {
 	var errno syscall.Errno
 	rerr := s.rc.Read(func(fd uintptr) bool {
 		for {
-			r, _, e := syscall3(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+			r, _, e := sysio.Syscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
 			switch e {
 			case 0:
 				n = int(r)
@@ -102,7 +80,7 @@ func (s *sockIO) writevOnce(vec net.Buffers) (n int, err error) {
 	var errno syscall.Errno
 	werr := s.rc.Write(func(fd uintptr) bool {
 		for {
-			r, _, e := syscall3(syscall.SYS_WRITEV, fd, uintptr(unsafe.Pointer(&iov[0])), uintptr(cnt))
+			r, _, e := sysio.Syscall(syscall.SYS_WRITEV, fd, uintptr(unsafe.Pointer(&iov[0])), uintptr(cnt))
 			switch e {
 			case 0:
 				n = int(r)

@@ -8,6 +8,8 @@ package procfile
 import (
 	"io/fs"
 	"syscall"
+
+	"github.com/jupyter-guard/jupyter-guard/internal/sysio"
 )
 
 // File is one such file, opened at its first Read. It is not safe for
@@ -95,7 +97,7 @@ func readAll(fd int, path string, buf []byte, rendered bool) ([]byte, error) {
 			buf = append(buf, 0)[:len(buf)]
 		}
 		offered := cap(buf) - len(buf)
-		n, err := syscall.Pread(fd, buf[len(buf):cap(buf)], int64(len(buf)))
+		n, err := sysio.Pread(fd, buf[len(buf):cap(buf)], int64(len(buf)))
 		if err == syscall.EINTR {
 			continue
 		}
