@@ -334,11 +334,18 @@ func (g *Guard) Actions() (acts map[string]int) {
 // GPU is the kernel's latest GPU measurement, for guardctl status between
 // cells; ok is false where there is no GPU to measure.
 func (g *Guard) GPU() (u gpu.Usage, ok bool) {
-	if _, none := g.gpu.(gpu.NoGPU); none {
+	if !g.GPUMetered() {
 		return gpu.Usage{}, false
 	}
 	g.loop.Do(func() { u = g.gpuNow })
 	return u, true
+}
+
+// GPUMetered says whether there is a GPU to measure. It does not wait for
+// the loop: the proxy asks it while forwarding a cell's error.
+func (g *Guard) GPUMetered() bool {
+	_, none := g.gpu.(gpu.NoGPU)
+	return !none
 }
 
 // warnGPU warns the running cell, once, when the kernel's processes hold

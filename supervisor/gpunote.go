@@ -18,7 +18,7 @@ import (
 func (s *Supervisor) checkGPUError(r *proxy.Request, text string) {
 	var write func() (string, bool)
 	if oom, ok := gpuerr.Find(text); ok {
-		if _, metered := s.guard.GPU(); !metered {
+		if !s.guard.GPUMetered() {
 			return // no GPU to say anything about
 		}
 		write = func() (string, bool) { return s.gpuNote(oom) }
