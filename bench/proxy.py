@@ -1,10 +1,15 @@
 """Guarded vs plain ipykernel, side by side in one run.
 
-Runs the plain kernelspec and its guarded wrapper at the same time and
-interleaves the measurements in small batches, so machine noise hits both
-alike. Prints median and p99 round trips of execute('pass'), the proxy's CPU
-and voluntary context switches ("sleeps") per execute, the time of a cell
-printing 50 MB and of the executes right after it, the proxy's CPU and
+Runs the plain kernelspec, a second plain kernel of the same spec (the
+control: what two identical kernels differ by in this run) and each guarded
+spec at the same time. The executes take turns one by one, kernel after
+kernel, so the host's speed, which moves within a second on this machine,
+is the same for all; and they run in several generations of freshly started
+kernels, each generation starting them in another order, so no kernel
+keeps one place in the turn or one process's luck. Prints median and p99
+round trips of execute('pass'), the proxy's CPU and voluntary context
+switches ("sleeps") per execute, the time of a cell printing 50 MB and of
+the executes right after it, the proxy's CPU and
 wake-ups while the kernel is idle (with no heartbeats, as jupyter_server
 runs kernels; the plain kernel's own wake-ups beside them) and its RSS.
 --guarded may be given more than once (two builds of guardctl in
@@ -92,36 +97,69 @@ def pct(xs, p):
     return xs[min(len(xs) - 1, int(len(xs) * p))]
 
 
-def latency(kernels, rounds, batch):
-    """Batches alternate which kernel goes first, so neither always runs
-    right after the other's batch (a cache or a scheduler's choice then
-    favours one side)."""
-    times = {name: [] for name in kernels}
-    order = list(kernels)
-    for _ in range(rounds):
-        for name in order:
-            kc = kernels[name][1]
-            times[name] += [run(kc, "pass") for _ in range(batch)]
-        order.reverse()
-    return times
+def start(specs, order):
+    """Starts a kernel of each spec, in the order given, and warms each up."""
+    kernels = {name: start_new_kernel(kernel_name=specs[name]) for name in order}
+    for _, kc in kernels.values():
+        for _ in range(50):
+            run(kc, "pass")
+    return kernels
+
+
+def stop(kernels):
+    for km, kc in kernels.values():
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+
+
+def latency(specs, guarded, executes, generations):
+    """Runs executes execute('pass') on a kernel of each spec, in
+    generations of fresh kernels, one execute per kernel in turn; the turn
+    runs forth and back, so each kernel as often follows one neighbour as
+    the other. Returns the round trips, the proxies' CPU and sleeps summed
+    over the generations, and the last generation's kernels, still up."""
+    names = list(specs)
+    times = {name: [] for name in names}
+    used = {name: {"cpu_s": 0.0, "sleeps": 0} for name in guarded}
+    rounds = max(1, executes // generations)
+    kernels = None
+    for gen in range(generations):
+        if kernels:
+            stop(kernels)
+        order = names[gen % len(names):] + names[:gen % len(names)]
+        kernels = start(specs, order)
+        proxies = {n: middle(kernels[n][0].provisioner.process.pid) for n in guarded}
+        before = {n: middle_stat(pids) for n, pids in proxies.items()}
+        for _ in range(rounds):
+            for name in order:
+                times[name].append(run(kernels[name][1], "pass"))
+            order.reverse()
+        for n, pids in proxies.items():
+            after = middle_stat(pids)
+            for key in used[n]:
+                used[n][key] += after[key] - before[n][key]
+    return times, used, {name: kernels[name] for name in names}
 
 
 def big_output(kernels, reps, batch):
-    """Each repetition starts with the next kernel in turn, as latency's
-    batches alternate: the cell that runs right after another kernel's
-    50 MB (its client still freeing them) is the slower one. After its
-    50 MB each kernel runs a batch of executes at once: whether a big
-    output leaves the proxy slower (its memory, Go's collector) shows in
-    those against latency's."""
+    """Each repetition starts with the next kernel in turn: the cell that
+    runs right after another kernel's 50 MB (its client still freeing
+    them) is the slower one. Each kernel runs a batch of executes right
+    before its 50 MB and one right after: whether a big output leaves the
+    proxy slower (its memory, Go's collector) shows in the second against
+    the first, run the same way a moment earlier."""
     code = "import sys; sys.stdout.write('x' * 50_000_000); sys.stdout.flush()"
     times = {name: [] for name in kernels}
+    before = {name: [] for name in kernels}
     after = {name: [] for name in kernels}
     names = list(kernels)
     for rep in range(reps):
         for name in names[rep % len(names):] + names[:rep % len(names)]:
-            times[name].append(run(kernels[name][1], code))
-            after[name] += [run(kernels[name][1], "pass") for _ in range(batch)]
-    return times, after
+            kc = kernels[name][1]
+            before[name] += [run(kc, "pass") for _ in range(batch)]
+            times[name].append(run(kc, code))
+            after[name] += [run(kc, "pass") for _ in range(batch)]
+    return times, before, after
 
 
 def control_state(proxy_pid):
@@ -170,36 +208,34 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--plain", default="python3")
     ap.add_argument("--guarded", action="append", help="a guarded kernelspec (repeatable; default python3-guarded)")
-    ap.add_argument("--rounds", type=int, default=20)
-    ap.add_argument("--batch", type=int, default=50)
+    ap.add_argument("--executes", type=int, default=1000, help="execute('pass') per kernel")
+    ap.add_argument("--generations", type=int, help="fresh kernels this many times (default: one per kernel)")
+    ap.add_argument("--batch", type=int, default=50, help="executes right before and after each 50 MB")
     ap.add_argument("--big", type=int, default=5, help="50 MB outputs per kernel")
     ap.add_argument("--soak", action="store_true")
     ap.add_argument("--soak-only", action="store_true", help="skip the comparison")
     args = ap.parse_args()
 
     guarded = args.guarded or ["python3-guarded"]
-    kernels = {"plain": start_new_kernel(kernel_name=args.plain)}
-    for name in guarded:
-        kernels[name] = start_new_kernel(kernel_name=name)
+    if args.soak_only:
+        kernels = start({guarded[0]: guarded[0]}, [guarded[0]])
+        try:
+            report_soak(*kernels[guarded[0]])
+        finally:
+            stop(kernels)
+        return
+    specs = {"plain": args.plain, "plain again": args.plain} | {n: n for n in guarded}
+    kernels = {}
     try:
-        if args.soak_only:
-            km, kc = kernels[guarded[0]]
-            report_soak(km, kc)
-            return
-        for _, kc in kernels.values():
-            for _ in range(50):
-                run(kc, "pass")  # warm up each
-        proxies = {n: middle(kernels[n][0].provisioner.process.pid) for n in guarded}
-        before = {n: middle_stat(pids) for n, pids in proxies.items()}
-        lat = latency(kernels, args.rounds, args.batch)
-        after = {n: middle_stat(pids) for n, pids in proxies.items()}
-        per = lambda n, key: (after[n][key] - before[n][key]) / len(lat[n])
-        big, after_big = big_output(kernels, args.big, args.batch)
+        lat, used, kernels = latency(specs, guarded, args.executes, args.generations or len(specs))
+        per = lambda n, key: used[n][key] / len(lat[n])
+        big, before_big, after_big = big_output(kernels, args.big, args.batch)
         for _, kc in kernels.values():
             kc.hb_channel.stop()  # jupyter_server sends no heartbeats
         # The second after a big output is not idle yet: the guard's sampler
         # lingers (see sampler.lingerFor) and Go returns the output's memory.
         time.sleep(2)
+        proxies = {n: middle(kernels[n][0].provisioner.process.pid) for n in guarded}
         plain_pid = kernels["plain"][0].provisioner.process.pid
         idle0 = {n: middle_stat(pids) for n, pids in proxies.items()}
         plain0 = sleeps(plain_pid)
@@ -207,27 +243,33 @@ def main():
         idle1 = {n: middle_stat(pids) for n, pids in proxies.items()}
         plain1 = sleeps(plain_pid)
 
+        compared = ["plain again"] + guarded
         med = {n: statistics.median(v) * 1e3 for n, v in lat.items()}
         p99 = {n: pct(v, 0.99) * 1e3 for n, v in lat.items()}
         bigm = {n: statistics.median(v) for n, v in big.items()}
-        width = max(map(len, kernels))
-        print(f"execute('pass') round trip, {len(lat['plain'])} each, interleaved:")
+        width = max(map(len, specs))
+        gens = args.generations or len(specs)
+        print(f"execute('pass') round trip, {len(lat['plain'])} each, one by one in turn, {gens} generations of kernels:")
         for n in lat:
             print(f"  {n:{width}s} median {med[n]:.3f} ms   p99 {p99[n]:.3f} ms")
+        print(f"  ratio plain again: median {med['plain again'] / med['plain']:.3f}   "
+              f"p99 {p99['plain again'] / p99['plain']:.3f}   (the same spec: this run's own noise)")
         for n in guarded:
             print(f"  ratio {n}: median {med[n] / med['plain']:.3f}   p99 {p99[n] / p99['plain']:.3f}   "
                   f"proxy CPU per execute {per(n, 'cpu_s') * 1e6:.0f} us, sleeps {per(n, 'sleeps'):.1f}")
         print(f"cell printing 50 MB, median of {args.big}:")
         for n in big:
             print(f"  {n:{width}s} {bigm[n]:.3f} s")
-        for n in guarded:
+        for n in compared:
             print(f"  ratio {n}: {bigm[n] / bigm['plain']:.3f}")
-        medb = {n: statistics.median(v) * 1e3 for n, v in after_big.items()}
-        print(f"execute('pass') right after a 50 MB output, {args.batch} after each, {len(after_big['plain'])} each:")
+        medb = {n: statistics.median(v) * 1e3 for n, v in before_big.items()}
+        meda = {n: statistics.median(v) * 1e3 for n, v in after_big.items()}
+        print(f"execute('pass') right before and right after a 50 MB output, {args.batch} each time, "
+              f"{len(after_big['plain'])} each:")
         for n in after_big:
-            print(f"  {n:{width}s} median {medb[n]:.3f} ms, {medb[n] / med[n]:.3f} of its median without")
-        for n in guarded:
-            print(f"  ratio {n}: median {medb[n] / medb['plain']:.3f} (without the 50 MB before: {med[n] / med['plain']:.3f})")
+            print(f"  {n:{width}s} median before {medb[n]:.3f} ms, after {meda[n]:.3f} ms: {meda[n] / medb[n]:.3f}")
+        for n in compared:
+            print(f"  ratio {n}: after {meda[n] / meda['plain']:.3f}, before {medb[n] / medb['plain']:.3f}")
         print(f"plain: the kernel's own sleeps while idle for 10 s: {(plain1 - plain0) / 10:.1f} per second")
         for n in guarded:
             print(f"{n}: proxy CPU while the kernel is idle for 10 s: {idle1[n]['cpu_s'] - idle0[n]['cpu_s']:.3f} s, "
@@ -236,9 +278,7 @@ def main():
         if args.soak:
             report_soak(*kernels[guarded[0]])
     finally:
-        for km, kc in kernels.values():
-            kc.stop_channels()
-            km.shutdown_kernel(now=True)
+        stop(kernels)
 
 
 if __name__ == "__main__":
