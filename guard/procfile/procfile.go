@@ -52,17 +52,18 @@ func (f *File) Close() error {
 	if f.fd < 0 {
 		return nil
 	}
-	err := syscall.Close(f.fd)
+	err := sysio.Close(f.fd)
 	f.fd = -1
 	return err
 }
 
 // Open opens a kernel file or directory for reading, with the system call
-// itself: an os.File adds a stat and a finalizer to each open, as costly as
-// reading the small files this package is for.
+// itself (made as package sysio says): an os.File adds a stat and a
+// finalizer to each open, as costly as reading the small files this
+// package is for.
 func Open(path string) (int, error) {
 	for {
-		fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+		fd, err := sysio.Open(path)
 		if err == syscall.EINTR {
 			continue
 		}
@@ -81,7 +82,7 @@ func ReadInto(path string, buf []byte) ([]byte, error) {
 	if err != nil {
 		return buf[:0], err
 	}
-	defer syscall.Close(fd)
+	defer sysio.Close(fd)
 	return readAll(fd, path, buf[:0], false)
 }
 

@@ -6,6 +6,7 @@ import (
 	"syscall"
 
 	"github.com/jupyter-guard/jupyter-guard/guard/procfile"
+	"github.com/jupyter-guard/jupyter-guard/internal/sysio"
 )
 
 const procRoot = "/proc"
@@ -22,13 +23,13 @@ func names(path string, buf []byte, out []string) ([]string, []byte, error) {
 	if err != nil {
 		return out, buf, err
 	}
-	defer syscall.Close(fd)
+	defer sysio.Close(fd)
 	buf = buf[:cap(buf)]
 	if len(buf) < 4096 {
 		buf = make([]byte, 4096)
 	}
 	for {
-		n, err := syscall.ReadDirent(fd, buf)
+		n, err := sysio.ReadDirent(fd, buf)
 		if err == syscall.EINTR {
 			continue
 		}

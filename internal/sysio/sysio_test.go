@@ -31,3 +31,38 @@ func TestPreadEitherWay(t *testing.T) {
 		}
 	}
 }
+
+// Both ways open, list and close a directory, and a missing path is
+// ENOENT either way.
+func TestOpenReadDirentCloseEitherWay(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(dir+"/children", nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { SetRaw(false) })
+	for _, on := range []bool{false, true} {
+		SetRaw(on)
+		fd, err := Open(dir)
+		if err != nil {
+			t.Fatalf("raw %v: Open: %v", on, err)
+		}
+		buf := make([]byte, 4096)
+		n, err := ReadDirent(fd, buf)
+		if err != nil {
+			t.Fatalf("raw %v: ReadDirent: %v", on, err)
+		}
+		_, _, names := syscall.ParseDirent(buf[:n], -1, nil)
+		if len(names) != 1 || names[0] != "children" {
+			t.Errorf("raw %v: listed %q, want [children]", on, names)
+		}
+		if err := Close(fd); err != nil {
+			t.Errorf("raw %v: Close: %v", on, err)
+		}
+		if err := Close(fd); err != syscall.EBADF {
+			t.Errorf("raw %v: second Close: %v, want EBADF", on, err)
+		}
+		if _, err := Open(dir + "/missing"); err != syscall.ENOENT {
+			t.Errorf("raw %v: Open of a missing file: %v, want ENOENT", on, err)
+		}
+	}
+}
