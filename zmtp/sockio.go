@@ -11,10 +11,10 @@ import (
 )
 
 // sockIO is a connection's socket: the reads under the connection's
-// buffered reader, and the write the forwarding goroutine tries
-// (conn.tryWriteMsg), one writev that takes what the socket takes and
-// never waits; both are made as package sysio says. Waiting writes go
-// through net.Conn.
+// buffered reader, and the first writev of every write, which takes what
+// the socket takes and never waits (conn.tryWriteMsg, conn.flush); both
+// are made as package sysio says. What is left of a write that must wait
+// goes through net.Conn.
 type sockIO struct {
 	rc  syscall.RawConn
 	iov []syscall.Iovec // for writes, which hold conn.wmu; grown as needed
