@@ -28,7 +28,7 @@ import statistics
 import subprocess
 import time
 
-from jupyter_client.manager import start_new_kernel
+from jupyter_client.manager import KernelManager
 
 CLK = os.sysconf("SC_CLK_TCK")
 
@@ -97,9 +97,30 @@ def pct(xs, p):
     return xs[min(len(xs) - 1, int(len(xs) * p))]
 
 
+def start_one(spec, tries=3):
+    """Starts a kernel of spec. A start that fails is said and tried again:
+    with dozens of kernels started in a run, one now and then loses the race
+    for a port picked free (the relays pick their kernels' ports as
+    jupyter_client does), which is not what is measured."""
+    for attempt in range(1, tries + 1):
+        km = KernelManager(kernel_name=spec)
+        km.start_kernel()
+        kc = km.client()
+        kc.start_channels()
+        try:
+            kc.wait_for_ready(timeout=60)
+            return km, kc
+        except RuntimeError as e:
+            kc.stop_channels()
+            km.shutdown_kernel(now=True)
+            if attempt == tries:
+                raise
+            print(f"bench: {spec} did not start ({e}); starting it again", flush=True)
+
+
 def start(specs, order):
     """Starts a kernel of each spec, in the order given, and warms each up."""
-    kernels = {name: start_new_kernel(kernel_name=specs[name]) for name in order}
+    kernels = {name: start_one(specs[name]) for name in order}
     for _, kc in kernels.values():
         for _ in range(50):
             run(kc, "pass")
