@@ -232,7 +232,7 @@ def main():
     ap.add_argument("--executes", type=int, default=1000, help="execute('pass') per kernel")
     ap.add_argument("--generations", type=int, help="fresh kernels this many times (default: one per kernel)")
     ap.add_argument("--batch", type=int, default=50, help="executes right before and after each 50 MB")
-    ap.add_argument("--big", type=int, default=5, help="50 MB outputs per kernel")
+    ap.add_argument("--big", type=int, default=10, help="50 MB outputs per kernel")
     ap.add_argument("--soak", action="store_true")
     ap.add_argument("--soak-only", action="store_true", help="skip the comparison")
     args = ap.parse_args()
