@@ -62,12 +62,11 @@ type conn struct {
 	// curve boxes every frame once a CURVE handshake is done; nil for NULL.
 	curve *curveSession
 
-	wmu    sync.Mutex
-	wbuf   []byte // made at the first message: an idle peer holds none
-	vec    net.Buffers
-	rest   net.Buffers // what tryWriteMsg could not write at once
-	restOf int         // the size of the message rest is part of
-	werr   error       // the first write error: the stream is broken after it
+	wmu  sync.Mutex
+	wbuf []byte // made at the first message: an idle peer holds none
+	vec  net.Buffers
+	rest net.Buffers // what tryWriteMsg could not write at once
+	werr error       // the first write error: the stream is broken after it
 }
 
 // newConn wraps c with a read buffer of readBuffer bytes; until it is
@@ -255,9 +254,6 @@ func (c *conn) writeMsg(frames [][]byte) error {
 	}
 	err = c.flush(vec)
 	c.vec = vec[:0]
-	if err == nil {
-		written(msgSize(frames))
-	}
 	return err
 }
 
@@ -306,12 +302,11 @@ func (c *conn) tryWriteMsg(frames [][]byte) try {
 	consume(&vec, n)
 	if len(vec) == 0 {
 		c.vec = vec[:0]
-		written(msgSize(frames))
 		return wroteAll
 	}
 	// The rest keeps the write buffer and the list; the connection takes
 	// new ones.
-	c.rest, c.restOf = vec, msgSize(frames)
+	c.rest = vec
 	c.wbuf, c.vec = make([]byte, 0, bufSize), nil
 	return wroteSome
 }
@@ -327,9 +322,6 @@ func (c *conn) finish() error {
 	}
 	err := c.flush(c.rest)
 	c.rest = nil
-	if err == nil {
-		written(c.restOf)
-	}
 	return err
 }
 

@@ -61,7 +61,10 @@ func newOutbox(c *conn, name string, lines *ratelog.Limiter) *outbox {
 // for its writer, or drops them if its queue is full. It never waits on
 // the peer.
 func (o *outbox) put(frames [][]byte) {
-	size := msgSize(frames)
+	size := 0
+	for _, f := range frames {
+		size += len(f)
+	}
 	o.mu.Lock()
 	if o.closed {
 		o.mu.Unlock()
