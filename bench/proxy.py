@@ -246,9 +246,10 @@ def main():
             stop(kernels)
         return
     specs = {"plain": args.plain, "plain again": args.plain} | {n: n for n in guarded}
+    gens = args.generations or len(specs)
     kernels = {}
     try:
-        lat, used, kernels = latency(specs, guarded, args.executes, args.generations or len(specs))
+        lat, used, kernels = latency(specs, guarded, args.executes, gens)
         per = lambda n, key: used[n][key] / len(lat[n])
         big, before_big, after_big = big_output(kernels, args.big, args.batch)
         for _, kc in kernels.values():
@@ -269,7 +270,6 @@ def main():
         p99 = {n: pct(v, 0.99) * 1e3 for n, v in lat.items()}
         bigm = {n: statistics.median(v) for n, v in big.items()}
         width = max(map(len, specs))
-        gens = args.generations or len(specs)
         print(f"execute('pass') round trip, {len(lat['plain'])} each, one by one in turn, {gens} generations of kernels:")
         for n in lat:
             print(f"  {n:{width}s} median {med[n]:.3f} ms   p99 {p99[n]:.3f} ms")

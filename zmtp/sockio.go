@@ -43,7 +43,7 @@ func (s *sockIO) Read(b []byte) (n int, err error) {
 	var errno syscall.Errno
 	rerr := s.rc.Read(func(fd uintptr) bool {
 		for {
-			r, _, e := sysio.Syscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+			r, e := sysio.Syscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
 			switch e {
 			case 0:
 				n = int(r)
@@ -80,7 +80,7 @@ func (s *sockIO) writevOnce(vec net.Buffers) (n int, err error) {
 	var errno syscall.Errno
 	werr := s.rc.Write(func(fd uintptr) bool {
 		for {
-			r, _, e := sysio.Syscall(syscall.SYS_WRITEV, fd, uintptr(unsafe.Pointer(&iov[0])), uintptr(cnt))
+			r, e := sysio.Syscall(syscall.SYS_WRITEV, fd, uintptr(unsafe.Pointer(&iov[0])), uintptr(cnt))
 			switch e {
 			case 0:
 				n = int(r)

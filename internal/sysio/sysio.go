@@ -1,10 +1,9 @@
 // Package sysio chooses how the proxy makes the system calls it makes most:
 // the reads and writes of its sockets (package zmtp), and the opens, reads
 // and closes of the small kernel files the guard samples (packages procfile
-// and proctree). Go's ordinary
-// calls wake the runtime's monitor thread from its sleep at the first call
-// after each idle spell: some 20 wake-ups of another thread per cell, a
-// third of the proxy's CPU (perf, issue 31). Raw calls do not. But the
+// and proctree). Go's ordinary calls wake the runtime's monitor thread from
+// its sleep at the first call after each idle spell: some 20 wake-ups of
+// another thread per cell, a third of the proxy's CPU (perf, issue 31). Raw calls do not. But the
 // monitor is also what hands a proxy on GOMAXPROCS=1 its P back while a
 // call waits in the kernel, and these calls can wait there (reclaim near
 // the cgroup's limit, a statm read behind the kernel's mmap lock): the
@@ -27,12 +26,10 @@ var raw atomic.Bool
 // SetRaw turns raw system calls on or off. They start off.
 func SetRaw(on bool) { raw.Store(on) }
 
-// Syscall is syscall.Syscall or, while SetRaw is on, syscall.RawSyscall.
-func Syscall(trap, a1, a2, a3 uintptr) (r1, r2 uintptr, err syscall.Errno) {
-	if raw.Load() {
-		return syscall.RawSyscall(trap, a1, a2, a3)
-	}
-	return syscall.Syscall(trap, a1, a2, a3)
+// Syscall is syscall.Syscall or, while SetRaw is on, syscall.RawSyscall,
+// without the second result, which Linux does not use.
+func Syscall(trap, a1, a2, a3 uintptr) (uintptr, syscall.Errno) {
+	return call6(trap, a1, a2, a3, 0)
 }
 
 // Pread is syscall.Pread, made as Syscall says.
@@ -73,6 +70,8 @@ func Close(fd int) error {
 	return err
 }
 
+// call6 is the one switch between the two ways: every call above goes
+// through it.
 func call6(trap, a1, a2, a3, a4 uintptr) (uintptr, syscall.Errno) {
 	var r uintptr
 	var e syscall.Errno

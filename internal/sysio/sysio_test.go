@@ -26,7 +26,7 @@ func TestPreadEitherWay(t *testing.T) {
 		if _, err := Pread(-1, buf, 0); err != syscall.EBADF {
 			t.Errorf("raw %v: Pread of fd -1: %v, want EBADF", on, err)
 		}
-		if _, _, e := Syscall(syscall.SYS_GETPID, 0, 0, 0); e != 0 {
+		if _, e := Syscall(syscall.SYS_GETPID, 0, 0, 0); e != 0 {
 			t.Errorf("raw %v: getpid: %v", on, e)
 		}
 	}
