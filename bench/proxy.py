@@ -9,8 +9,8 @@ kernels, each generation starting them in another order, so no kernel
 keeps one place in the turn or one process's luck. Prints median and p99
 round trips of execute('pass'), the proxy's CPU and voluntary context
 switches ("sleeps") per execute, the time of a cell printing 50 MB and of
-the executes right after it, the proxy's CPU and
-wake-ups while the kernel is idle (with no heartbeats, as jupyter_server
+the executes right after it against a twin kernel's that printed none,
+the proxy's CPU and wake-ups while the kernel is idle (with no heartbeats, as jupyter_server
 runs kernels; the plain kernel's own wake-ups beside them) and its RSS.
 --guarded may be given more than once (two builds of guardctl in
 kernelspecs of their own): each is compared with the plain kernel in the
@@ -137,50 +137,76 @@ def latency(specs, guarded, executes, generations):
     """Runs executes execute('pass') on a kernel of each spec, in
     generations of fresh kernels, one execute per kernel in turn; the turn
     runs forth and back, so each kernel as often follows one neighbour as
-    the other. Returns the round trips, the proxies' CPU and sleeps summed
-    over the generations, and the last generation's kernels, still up."""
+    the other. Returns the round trips and the proxies' CPU and sleeps
+    summed over the generations."""
     names = list(specs)
     times = {name: [] for name in names}
     used = {name: {"cpu_s": 0.0, "sleeps": 0} for name in guarded}
     rounds = max(1, executes // generations)
-    kernels = None
     for gen in range(generations):
-        if kernels:
-            stop(kernels)
         order = names[gen % len(names):] + names[:gen % len(names)]
         kernels = start(specs, order)
-        proxies = {n: middle(kernels[n][0].provisioner.process.pid) for n in guarded}
-        before = {n: middle_stat(pids) for n, pids in proxies.items()}
-        for _ in range(rounds):
-            for name in order:
-                times[name].append(run(kernels[name][1], "pass"))
-            order.reverse()
-        for n, pids in proxies.items():
-            after = middle_stat(pids)
-            for key in used[n]:
-                used[n][key] += after[key] - before[n][key]
-    return times, used, {name: kernels[name] for name in names}
+        try:
+            proxies = {n: middle(kernels[n][0].provisioner.process.pid) for n in guarded}
+            before = {n: middle_stat(pids) for n, pids in proxies.items()}
+            for _ in range(rounds):
+                for name in order:
+                    times[name].append(run(kernels[name][1], "pass"))
+                order.reverse()
+            for n, pids in proxies.items():
+                after = middle_stat(pids)
+                for key in used[n]:
+                    used[n][key] += after[key] - before[n][key]
+        finally:
+            stop(kernels)
+    return times, used
 
 
-def big_output(kernels, reps, batch):
-    """Each repetition starts with the next kernel in turn: the cell that
-    runs right after another kernel's 50 MB (its client still freeing
-    them) is the slower one. Each kernel runs a batch of executes right
-    before its 50 MB and one right after: whether a big output leaves the
-    proxy slower (its memory, Go's collector) shows in the second against
-    the first, run the same way a moment earlier."""
+def alternate(first, second, pairs):
+    """Runs execute('pass') on the two kernels in alternation, which one
+    goes first swapping each time, and returns each pair's ratio."""
+    ratios = []
+    for i in range(pairs):
+        if i % 2:
+            t2, t1 = run(second, "pass"), run(first, "pass")
+        else:
+            t1, t2 = run(first, "pass"), run(second, "pass")
+        ratios.append(t1 / t2)
+    return ratios
+
+
+def big_output(specs, reps, pairs):
+    """Two kernels of each spec, a pair of twins, take turns printing 50 MB.
+    Right before each output and right after it, the kernel that prints it
+    and its twin, which does not, run pairs executes each in alternation:
+    the twin, measured in the same instant, is the kernel "without it", so
+    the host's speed, which moves within a second here, cancels out of each
+    pair's ratio. The twins swap roles each repetition, so what tells the
+    two processes apart cancels too, and each repetition starts with the
+    next spec in turn. Whether a big output leaves the kernel (or its
+    proxy: its memory, Go's collector) slower shows in the ratios after it
+    against those before it. Returns the outputs' times, the ratios before
+    and after, and the kernels, still up."""
     code = "import sys; sys.stdout.write('x' * 50_000_000); sys.stdout.flush()"
-    times = {name: [] for name in kernels}
-    before = {name: [] for name in kernels}
-    after = {name: [] for name in kernels}
-    names = list(kernels)
-    for rep in range(reps):
-        for name in names[rep % len(names):] + names[:rep % len(names)]:
-            kc = kernels[name][1]
-            before[name] += [run(kc, "pass") for _ in range(batch)]
-            times[name].append(run(kc, code))
-            after[name] += [run(kc, "pass") for _ in range(batch)]
-    return times, before, after
+    names = list(specs)
+    twins = {name: (name, name + " twin") for name in names}
+    kernels = start({k: specs[name] for name, pair in twins.items() for k in pair},
+                    [k for pair in twins.values() for k in pair])
+    times = {name: [] for name in names}
+    before = {name: [] for name in names}
+    after = {name: [] for name in names}
+    try:
+        for rep in range(reps):
+            for name in names[rep % len(names):] + names[:rep % len(names)]:
+                a, b = twins[name] if rep % 2 == 0 else twins[name][::-1]
+                ka, kb = kernels[a][1], kernels[b][1]
+                before[name] += alternate(ka, kb, pairs)
+                times[name].append(run(ka, code))
+                after[name] += alternate(ka, kb, pairs)
+    except BaseException:
+        stop(kernels)
+        raise
+    return times, before, after, kernels
 
 
 def control_state(proxy_pid):
@@ -231,7 +257,8 @@ def main():
     ap.add_argument("--guarded", action="append", help="a guarded kernelspec (repeatable; default python3-guarded)")
     ap.add_argument("--executes", type=int, default=1000, help="execute('pass') per kernel")
     ap.add_argument("--generations", type=int, help="fresh kernels this many times (default: one per kernel)")
-    ap.add_argument("--batch", type=int, default=50, help="executes right before and after each 50 MB")
+    ap.add_argument("--batch", type=int, default=50,
+                    help="executes right before and right after each 50 MB, each paired with the twin's")
     ap.add_argument("--big", type=int, default=10, help="50 MB outputs per kernel")
     ap.add_argument("--soak", action="store_true")
     ap.add_argument("--soak-only", action="store_true", help="skip the comparison")
@@ -249,9 +276,10 @@ def main():
     gens = args.generations or len(specs)
     kernels = {}
     try:
-        lat, used, kernels = latency(specs, guarded, args.executes, gens)
+        lat, used = latency(specs, guarded, args.executes, gens)
         per = lambda n, key: used[n][key] / len(lat[n])
-        big, before_big, after_big = big_output(kernels, args.big, args.batch)
+        big_specs = {n: s for n, s in specs.items() if n != "plain again"}
+        big, before_big, after_big, kernels = big_output(big_specs, args.big, args.batch)
         for _, kc in kernels.values():
             kc.hb_channel.stop()  # jupyter_server sends no heartbeats
         # The second after a big output is not idle yet: the guard's sampler
@@ -265,7 +293,6 @@ def main():
         idle1 = {n: middle_stat(pids) for n, pids in proxies.items()}
         plain1 = sleeps(plain_pid)
 
-        compared = ["plain again"] + guarded
         med = {n: statistics.median(v) * 1e3 for n, v in lat.items()}
         p99 = {n: pct(v, 0.99) * 1e3 for n, v in lat.items()}
         bigm = {n: statistics.median(v) for n, v in big.items()}
@@ -281,16 +308,20 @@ def main():
         print(f"cell printing 50 MB, median of {args.big}:")
         for n in big:
             print(f"  {n:{width}s} {bigm[n]:.3f} s")
-        for n in compared:
+        for n in guarded:
             print(f"  ratio {n}: {bigm[n] / bigm['plain']:.3f}")
-        medb = {n: statistics.median(v) * 1e3 for n, v in before_big.items()}
-        meda = {n: statistics.median(v) * 1e3 for n, v in after_big.items()}
-        print(f"execute('pass') right before and right after a 50 MB output, {args.batch} each time, "
-              f"{len(after_big['plain'])} each:")
+        medb = {n: statistics.median(v) for n, v in before_big.items()}
+        meda = {n: statistics.median(v) for n, v in after_big.items()}
+        print(f"execute('pass') right before and right after a 50 MB output, each timed against its twin's "
+              f"(which printed none) in alternation, {args.batch} pairs each time, {len(after_big['plain'])} each:")
+        slower = {n: meda[n] / medb[n] for n in after_big}
         for n in after_big:
-            print(f"  {n:{width}s} median before {medb[n]:.3f} ms, after {meda[n]:.3f} ms: {meda[n] / medb[n]:.3f}")
-        for n in compared:
-            print(f"  ratio {n}: after {meda[n] / meda['plain']:.3f}, before {medb[n] / medb['plain']:.3f}")
+            print(f"  {n:{width}s} median ratio to the twin before {medb[n]:.3f}, after {meda[n]:.3f}: "
+                  f"after / before {slower[n]:.3f}")
+        # What the kernel and its client lose after a big output shows in
+        # plain's figure; what is left over is the middle's own.
+        for n in guarded:
+            print(f"  ratio {n}: after / before {slower[n] / slower['plain']:.3f} of plain's")
         print(f"plain: the kernel's own sleeps while idle for 10 s: {(plain1 - plain0) / 10:.1f} per second")
         for n in guarded:
             print(f"{n}: proxy CPU while the kernel is idle for 10 s: {idle1[n]['cpu_s'] - idle0[n]['cpu_s']:.3f} s, "
