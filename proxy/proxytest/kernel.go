@@ -38,6 +38,10 @@ type Kernel struct {
 	iopub   *zmtp.Pub
 	hb      *zmtp.Echo
 	count   atomic.Int64 // execution count
+	// up is closed once every socket is set: a connection's goroutine
+	// starts before the sockets after its own are, and nothing else
+	// orders what it reads of k after what startKernel wrote.
+	up chan struct{}
 	// Comms gets each comm_msg the kernel receives.
 	Comms chan Comm
 }
@@ -68,8 +72,9 @@ func (k *Kernel) Restarted(t testing.TB) *Kernel {
 func startKernel(t testing.TB, key string) *Kernel {
 	signer := wire.NewSigner(key)
 	k := &Kernel{signer: signer, builder: wire.NewBuilder(signer), routers: map[string]*zmtp.Router{},
-		Comms: make(chan Comm, 16)}
+		Comms: make(chan Comm, 16), up: make(chan struct{})}
 	k.Conn = kernelspec.ConnectionInfo{Transport: "tcp", IP: "127.0.0.1", Key: key, SignatureScheme: "hmac-sha256", KernelName: "proxytest"}
+	defer close(k.up) // on t.Fatal too, so no handler waits for good
 	const ep = "tcp://127.0.0.1:0"
 	for _, name := range []string{"shell", "control", "stdin"} {
 		r, err := zmtp.ListenRouter(ep, func(frames [][]byte) bool { return k.handle(name, frames) }, t.Logf)
@@ -111,6 +116,7 @@ func port(t testing.TB, ep string) int {
 // handle answers one message on the named channel, and says whether it
 // was signed with the key.
 func (k *Kernel) handle(channel string, frames [][]byte) bool {
+	<-k.up
 	m, err := wire.Parse(frames)
 	if err != nil || k.signer.Verify(m) != nil {
 		return false
