@@ -195,7 +195,8 @@ COVER_KEY := github.com/jupyter-guard/jupyter-guard/proxy,github.com/jupyter-gua
 # without cgo) and the Go tests, which run the proxy against a fake kernel
 # and the guard against real processes and cgroups, and drive pyzmq and
 # ipykernel from .venv; no Jupyter server, no browser. make test runs them
-# too, with coverage, before pytest and the e2e stories.
+# too, with coverage and again under the race detector, before pytest and
+# the e2e stories.
 check: venvs
 	$(GO) vet ./...
 	CGO_ENABLED=0 $(GO) vet ./...
@@ -223,6 +224,9 @@ test: build build-nvmlmock venvs e2e-deps nbclient-suite labextension
 	echo "== go test ./..."; \
 	JUPYTER_GUARD_TEST_PYTHON=$(VENV)/bin/python $(GO) test -json -cover $(GO_TEST_FLAGS) ./... -args -test.gocoverdir=$(COVER)/unit 2>&1 \
 		| $(VENV)/bin/python scripts/go-test-report bin/go-test.log || status=1; \
+	echo "== go test -race ./... (the proxy's goroutines share its sockets and requests)"; \
+	JUPYTER_GUARD_TEST_PYTHON=$(VENV)/bin/python $(GO) test -json -race $(GO_TEST_FLAGS) ./... 2>&1 \
+		| $(VENV)/bin/python scripts/go-test-report bin/go-test-race.log || status=1; \
 	echo "== the cgroup v2 guest's tests (bin/pytest-guest.log), beside pytest and the e2e stories"; \
 	GOCOVERDIR=$(COVER)/binary JUPYTER_GUARD_BIN=$(COVER_BIN) nice -n 19 $(VENV)/bin/python -m pytest $(GUEST_TESTS) -rfEsx \
 		$(PYTEST_ARGS) > bin/pytest-guest.log 2>&1 & guest=$$!; \
@@ -233,6 +237,8 @@ test: build build-nvmlmock venvs e2e-deps nbclient-suite labextension
 	wait $$guest || status=1; cat bin/pytest-guest.log; \
 	echo; echo "== summary: go test"; \
 	grep -E '^(ok|FAIL|--- FAIL|panic:|signal: |# |SKIP |== go test)' bin/go-test.log || true; \
+	echo "== summary: go test -race"; \
+	grep -E '^(FAIL|--- FAIL|WARNING: DATA RACE|panic:|SKIP |== go test)' bin/go-test-race.log || true; \
 	echo "== summary: skipped in pytest"; \
 	grep -hE '^SKIPPED ' bin/pytest.log bin/pytest-guest.log || echo "none"; \
 	echo "== summary: coverage (Go tests + the binary under pytest and e2e)"; \
