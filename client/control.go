@@ -25,10 +25,11 @@ func (c *Client) Shutdown(ctx context.Context, restart bool) error {
 // control sends name_request on the control channel and returns the
 // name_reply.
 func (c *Client) control(ctx context.Context, name string, content any) (*Message, error) {
-	w, id, err := c.request(wire.Control, name+"_request", content)
+	msgType := name + "_request"
+	w, id, err := c.request(wire.Control, msgType, content)
 	if err != nil {
 		return nil, err
 	}
 	defer c.forget(id, w)
-	return c.reply(ctx, w, name+"_reply")
+	return c.reply(ctx, w, wire.ReplyType(msgType))
 }
