@@ -3,13 +3,13 @@
 // and closes of the small kernel files the guard samples (packages procfile
 // and proctree). Go's ordinary calls wake the runtime's monitor thread from
 // its sleep at the first call after each idle spell: some 20 wake-ups of
-// another thread per cell, a third of the proxy's CPU (perf, issue 31). Raw calls do not. But the
-// monitor is also what hands a proxy on GOMAXPROCS=1 its P back while a
-// call waits in the kernel, and these calls can wait there (reclaim near
-// the cgroup's limit, a statm read behind the kernel's mmap lock): the
-// guard's sampler must not wait behind one when it matters. So raw calls
-// are used only while SetRaw says so, which the guard does while the
-// kernel's memory has room (guard.Notifier.Room).
+// another thread per cell, a third of the proxy's CPU (perf, issue 31).
+// Raw calls do not. But the monitor is also what hands a proxy on
+// GOMAXPROCS=1 its P back while a call waits in the kernel, and these calls
+// can wait there (reclaim near the cgroup's limit, a statm read behind the
+// kernel's mmap lock): the guard's sampler must not wait behind one when it
+// matters. So raw calls are used only while SetRaw says so, which the guard
+// does while the kernel's memory has room (guard.Notifier.Room).
 package sysio
 
 import (
