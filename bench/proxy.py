@@ -10,8 +10,9 @@ keeps one place in the turn or one process's luck. Prints median and p99
 round trips of execute('pass'), the proxy's CPU and voluntary context
 switches ("sleeps") per execute, the time of a cell printing 50 MB and of
 the executes right after it against a twin kernel's that printed none,
-the proxy's CPU and wake-ups while the kernel is idle (with no heartbeats, as jupyter_server
-runs kernels; the plain kernel's own wake-ups beside them) and its RSS.
+the proxy's CPU and wake-ups while the kernel is idle (with no heartbeats,
+as jupyter_server runs kernels; the plain kernel's own wake-ups beside
+them) and its RSS.
 --guarded may be given more than once (two builds of guardctl in
 kernelspecs of their own): each is compared with the plain kernel in the
 same interleaved run.
@@ -97,6 +98,12 @@ def pct(xs, p):
     return xs[min(len(xs) - 1, int(len(xs) * p))]
 
 
+def turn(names, k):
+    """names, starting at the k-th: each pass begins with the next one."""
+    k %= len(names)
+    return names[k:] + names[:k]
+
+
 def start_one(spec, tries=3):
     """Starts a kernel of spec. A start that fails is said and tried again:
     with dozens of kernels started in a run, one now and then loses the race
@@ -144,7 +151,7 @@ def latency(specs, guarded, executes, generations):
     used = {name: {"cpu_s": 0.0, "sleeps": 0} for name in guarded}
     rounds = max(1, executes // generations)
     for gen in range(generations):
-        order = names[gen % len(names):] + names[:gen % len(names)]
+        order = turn(names, gen)
         kernels = start(specs, order)
         try:
             proxies = {n: middle(kernels[n][0].provisioner.process.pid) for n in guarded}
@@ -197,7 +204,7 @@ def big_output(specs, reps, pairs):
     after = {name: [] for name in names}
     try:
         for rep in range(reps):
-            for name in names[rep % len(names):] + names[:rep % len(names)]:
+            for name in turn(names, rep):
                 a, b = twins[name] if rep % 2 == 0 else twins[name][::-1]
                 ka, kb = kernels[a][1], kernels[b][1]
                 before[name] += alternate(ka, kb, pairs)
