@@ -13,11 +13,19 @@ import (
 // it their events and go on.
 type Loop struct {
 	mu     sync.Mutex // the queue's only
-	queue  []func()
+	queue  []task
 	closed bool
 	wake   chan struct{}
 	// open counts the functions posted and not yet returned.
 	open atomic.Int64
+}
+
+// task is a posted function, and for Do the channel closed once it has
+// returned and is no longer counted in open, so that Idle after Do is true
+// when nothing else was posted.
+type task struct {
+	f    func()
+	done chan struct{}
 }
 
 // New starts a loop.
@@ -29,16 +37,16 @@ func New() *Loop {
 
 // Post queues f to run on the loop, after everything posted before it.
 // After Close it is dropped.
-func (l *Loop) Post(f func()) { l.post(f) }
+func (l *Loop) Post(f func()) { l.post(task{f: f}) }
 
-func (l *Loop) post(f func()) (queued bool) {
+func (l *Loop) post(t task) (queued bool) {
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()
 		return false
 	}
 	l.open.Add(1)
-	l.queue = append(l.queue, f)
+	l.queue = append(l.queue, t)
 	l.mu.Unlock()
 	select {
 	case l.wake <- struct{}{}:
@@ -51,12 +59,9 @@ func (l *Loop) post(f func()) (queued bool) {
 // whose caller must not go on before it is taken. Never from the loop
 // itself. After Close, f does not run.
 func (l *Loop) Do(f func()) {
-	done := make(chan struct{})
-	if l.post(func() {
-		defer close(done)
-		f()
-	}) {
-		<-done
+	t := task{f: f, done: make(chan struct{})}
+	if l.post(t) {
+		<-t.done
 	}
 }
 
@@ -85,12 +90,15 @@ func (l *Loop) run() {
 				}
 				break
 			}
-			f := l.queue[0]
-			l.queue[0] = nil
+			t := l.queue[0]
+			l.queue[0] = task{}
 			l.queue = l.queue[1:]
 			l.mu.Unlock()
-			f()
+			t.f()
 			l.open.Add(-1)
+			if t.done != nil {
+				close(t.done)
+			}
 		}
 	}
 }
