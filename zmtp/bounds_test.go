@@ -97,6 +97,9 @@ func TestOldestUnprovenMakesRoom(t *testing.T) {
 	r := listenJudgingRouter(t, bindEndpoint(t, "tcp"), log.log, judge(t), zmtp.WithLimits(zmtp.LimitsOf(3, time.Hour, 0)))
 	kept := dialIdle(t, r.Endpoint(), "DEALER", "kept")
 	stillOpen(t, kept, "signed")
+	// The socket takes a peer as proven once the handler has returned,
+	// which is after the echo that stillOpen reads.
+	waitFor(t, "the signed peer proven", func() bool { return r.Unproven() == 0 })
 	first := dialIdle(t, r.Endpoint(), "DEALER", "")
 	second := dialIdle(t, r.Endpoint(), "DEALER", "")
 	waitFor(t, "three peers", func() bool { return r.Conns() == 3 })

@@ -60,6 +60,13 @@ func (r *Router) Conns() int {
 	return len(r.l.conns)
 }
 
+// Unproven is how many of the Router's peers have shown nothing yet.
+func (r *Router) Unproven() int {
+	r.l.mu.Lock()
+	defer r.l.mu.Unlock()
+	return r.l.unproven.Len()
+}
+
 // Subscribers is how many subscribers the Pub has and how many of them a
 // message on topic would reach.
 func (p *Pub) Subscribers(topic string) (conns, matching int) {
