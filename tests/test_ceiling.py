@@ -32,6 +32,8 @@ from support import NEAR, REFUSED, MemoryCgroup, headless, stderr_of
 from test_memory_guard import drive
 
 MiB = 1 << 20
+# ceiling.NearSignal: the signal the guard's Python hook raises MemoryError on.
+NEAR_SIGNAL = 62
 LIMIT = 1024 * MiB
 
 
@@ -170,6 +172,32 @@ def test_a_traceback_the_kernel_cannot_format_still_gets_the_note(kenv, kernels,
     assert not r.of_type("error") and "Unexpected exception formatting exception" in r.stdout + r.stderr, r.iopub
     assert REFUSED + " of 2 GiB" in r.stderr, r.stderr
     assert k.ok("print(keep)").stdout == "42\n"
+
+
+def test_a_memory_error_being_handled_is_not_overtaken(kenv, kernels):
+    """The guard's signal that a cell is near its line may come again while
+    the cell handles the MemoryError the first one raised: a Pool worker
+    formatting it for the parent died of a second one, and the parent
+    waited for good (1 repetition of 40 in CI, 2026-11-28). While a
+    MemoryError is handled the signal raises nothing; after, it does."""
+    k = kernels.start(kenv.guarded)
+    near = "jupyter-guard: this cell was about to reach the kernel's memory ceiling"
+    r = k.run("import os\n"
+              "try:\n"
+              "    raise MemoryError('the first')\n"
+              "except MemoryError:\n"
+              "    try:\n"
+              "        {}['inner']\n"
+              "    except KeyError:\n"
+              f"        os.kill(os.getpid(), {NEAR_SIGNAL})\n"
+              "        sum(range(100_000))\n"
+              "    print('handled')\n"
+              f"os.kill(os.getpid(), {NEAR_SIGNAL})\n"
+              "sum(range(100_000))\n"
+              "print('not reached')\n")
+    assert r.stdout == "handled\n", r.iopub
+    assert r.status == "error" and r.reply["content"]["ename"] == "MemoryError", r.reply["content"]
+    assert near in r.reply["content"]["evalue"], r.reply["content"]
 
 
 # ----------------------------------------------------------- headless runs

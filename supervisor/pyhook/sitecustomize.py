@@ -102,7 +102,8 @@ def _raise_memory_error_near_the_ceiling():
     the cell ends with MemoryError, and the room is there to report it.
     Only a cell's own code is stopped (a signal handler runs in the main
     thread, between bytecodes): a signal that lands while the kernel runs
-    its own code, between cells, is ignored."""
+    its own code, between cells, is ignored, and so is one that lands
+    while a MemoryError is being handled."""
     sig = os.environ.pop("JUPYTER_GUARD_NEAR_SIGNAL", "")
     if not sig.isdigit():
         return
@@ -120,8 +121,23 @@ def _raise_memory_error_near_the_ceiling():
             frame = frame.f_back
         return False
 
+    def handling_a_memory_error():
+        # The signal may come again while the first MemoryError is being
+        # reported (it is retold while the process still grows): raised
+        # there, a second one overtakes the first's traceback. A Pool
+        # worker formatting its MemoryError for the parent died of it, and
+        # the parent waited for that result for good (1 repetition in 40
+        # in CI, 2026-11-28). Inner exceptions raised while handling it
+        # (a lookup in traceback's own code) have it as their context.
+        exc, depth = sys.exc_info()[1], 0
+        while exc is not None and depth < 32:
+            if isinstance(exc, MemoryError):
+                return True
+            exc, depth = exc.__context__, depth + 1
+        return False
+
     def near(signum, frame):
-        if in_cell(frame):
+        if in_cell(frame) and not handling_a_memory_error():
             raise MemoryError("jupyter-guard: this cell was about to reach the kernel's memory ceiling, "
                               "where no allocation succeeds (see the note below)")
 
