@@ -104,11 +104,12 @@ func closedToOthers(dir string) bool {
 // proxy of this kernel left it. One that is a symlink, someone else's or
 // open to others is refused, never followed: whoever planted it could
 // listen where the proxy dials its child, or read what the child binds.
+// errTaken if it went once made (or found): another proxy's sweep took it.
 func openPrivDir(dir string) error {
 	if err := os.Mkdir(dir, 0o700); err == nil {
 		// The umask may have taken bits off; the check below wants exactly 0700.
 		if err := os.Chmod(dir, 0o700); err != nil {
-			return fmt.Errorf("the kernel's socket directory: %w", err)
+			return gone(err)
 		}
 	} else if !errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("the kernel's socket directory: %w", err)
@@ -116,12 +117,26 @@ func openPrivDir(dir string) error {
 	return checkPrivDir(dir)
 }
 
+// errTaken: another proxy held the directory or removed it between two
+// steps of taking it. Until a proxy holds its lock, another proxy's sweep
+// (sweepPrivDirs) may take it for one a killed proxy left.
+var errTaken = errors.New("held or removed by another proxy")
+
+// gone is err with context, marked errTaken if it says the directory is
+// not there.
+func gone(err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("the kernel's socket directory: %w: %w", errTaken, err)
+	}
+	return fmt.Errorf("the kernel's socket directory: %w", err)
+}
+
 // checkPrivDir refuses dir unless it is a directory of this user's with
 // mode 0700.
 func checkPrivDir(dir string) error {
 	fi, err := os.Lstat(dir)
 	if err != nil {
-		return fmt.Errorf("the kernel's socket directory: %w", err)
+		return gone(err)
 	}
 	refuse := func(why string, args ...any) error {
 		return fmt.Errorf("refusing the kernel's socket directory %s: it %s; the kernel is not started", dir, fmt.Sprintf(why, args...))
@@ -146,28 +161,41 @@ func checkPrivDir(dir string) error {
 // sweep (sweepPrivDirs) tells a directory left behind from one in use.
 func lockPrivDir(dir string) (*os.File, error) {
 	for tries := 0; ; tries++ {
-		if err := openPrivDir(dir); err != nil {
-			return nil, err
+		f, err := takePrivDir(dir)
+		if !errors.Is(err, errTaken) {
+			return f, err
 		}
-		f, err := os.OpenFile(dir, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW, 0)
-		if err != nil {
-			return nil, fmt.Errorf("the kernel's socket directory: %w", err)
+		if tries == 100 {
+			return nil, fmt.Errorf("%w, at every try for a second (does another proxy run this kernel?)", err)
 		}
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil && isOpenAt(f, dir) {
-			return f, nil
-		}
-		f.Close()
-		if tries == 100 || err != nil && !errors.Is(err, syscall.EWOULDBLOCK) {
-			if err == nil {
-				err = errors.New("replaced at every try")
-			}
-			return nil, fmt.Errorf("the kernel's socket directory %s: cannot lock it (does another proxy run this kernel?): %w", dir, err)
-		}
-		// Another proxy's sweep holds it for a moment, or has removed it
-		// between our open and our lock: make it anew.
+		// Another proxy's sweep holds it for a moment, or has removed it:
+		// make it anew.
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// takePrivDir is one try of lockPrivDir: errTaken if another proxy
+// holds the directory or took it meanwhile.
+func takePrivDir(dir string) (*os.File, error) {
+	if err := openPrivDir(dir); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(dir, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, gone(err)
+	}
+	err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	if err == nil && isOpenAt(f, dir) {
+		return f, nil
+	}
+	f.Close()
+	switch {
+	case err == nil:
+		return nil, fmt.Errorf("the kernel's socket directory %s: %w: replaced before it was locked", dir, errTaken)
+	case errors.Is(err, syscall.EWOULDBLOCK):
+		return nil, fmt.Errorf("the kernel's socket directory %s: %w: %w", dir, errTaken, err)
+	}
+	return nil, fmt.Errorf("the kernel's socket directory %s: cannot lock it: %w", dir, err)
 }
 
 // isOpenAt reports whether f is still the directory at path.

@@ -1,10 +1,12 @@
 package supervisor
 
 import (
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -168,4 +170,41 @@ func TestSweepSockDirs(t *testing.T) {
 	if _, err := os.Lstat(live); err == nil {
 		t.Error("a directory whose proxy is gone was kept")
 	}
+}
+
+// Proxies starting side by side: each sweeps the others' directories
+// while they are being made. One made but not yet locked must not be
+// lost to another's sweep (a guardctl run's kernel failed to start with
+// "chmod /tmp/jg-…: no such file or directory" in CI, 2026-11-28).
+func TestTakingADirectoryWhileOthersSweep(t *testing.T) {
+	base := t.TempDir()
+	stop := make(chan struct{})
+	var sweepers, takers sync.WaitGroup
+	for range 4 {
+		sweepers.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+					sweepPrivDirs(base, "")
+				}
+			}
+		})
+	}
+	for p := range 4 {
+		takers.Go(func() {
+			for i := range 500 {
+				lock, err := lockPrivDir(filepath.Join(base, privDirName("key", fmt.Sprint(p, i))))
+				if err != nil {
+					t.Errorf("proxy %d, start %d: %v", p, i, err)
+					return
+				}
+				lock.Close()
+			}
+		})
+	}
+	takers.Wait()
+	close(stop)
+	sweepers.Wait()
 }
