@@ -25,7 +25,7 @@ import zmq
 from jupyter_client.manager import KernelManager
 
 from memcg import MemoryCgroupV2
-from support import START_TIMEOUT, MemoryCgroup, children_of, execute, proc_stat
+from support import NEAR_SIGNAL, START_TIMEOUT, MemoryCgroup, children_of, execute, proc_stat
 
 MiB = 1 << 20
 PAUSED = "jupyter-guard paused the kernel"
@@ -135,13 +135,13 @@ RELEASE_ALL = "blocks = big = d = strings = None\n"
 # 64 GiB PROT_NONE (0: mmap has no name for it), as CUDA, JAX, V8 and Go
 # reserve address space, then committed 32 MiB at a time with mprotect
 # until that fails.
-# The guard's hook (supervisor/pyhook, on its signal 62) raises MemoryError
+# The guard's hook (supervisor/pyhook, on NEAR_SIGNAL) raises MemoryError
 # in this Python loop when it heads for its line fast, often before the
 # mprotect is refused. Those that reserve (CUDA, JAX, V8, Go) commit from
 # native code the hook never stops, so the cell ignores that signal: what
 # is under test is the line itself.
 RESERVE = ("import ctypes, mmap, signal\n"
-           "signal.signal(62, signal.SIG_IGN)\n"
+           f"signal.signal({NEAR_SIGNAL}, signal.SIG_IGN)\n"
            "libc = ctypes.CDLL(None, use_errno=True)\n"
            "libc.mmap.restype = ctypes.c_void_p\n"
            "libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]\n"

@@ -175,6 +175,9 @@ UNSAVED = "lets that fill finish first: the OOM killer would kill the kernel"
 # How the notes under a cell the allocation ceiling stopped begin.
 REFUSED = "jupyter-guard: the kernel's memory ceiling refused an allocation"
 NEAR = "jupyter-guard stopped this cell with MemoryError"
+# ceiling.NearSignal: the signal on which the guard's Python hook raises
+# MemoryError in a cell heading for its line.
+NEAR_SIGNAL = 62
 # An action line moved down to leave room for the fills a cell makes.
 LOWERED = ", lowered for the "
 

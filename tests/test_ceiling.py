@@ -28,12 +28,10 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
 from conftest import KERNEL_ENVS, REPO
-from support import NEAR, REFUSED, MemoryCgroup, headless, stderr_of
+from support import NEAR, NEAR_SIGNAL, REFUSED, MemoryCgroup, headless, stderr_of
 from test_memory_guard import drive
 
 MiB = 1 << 20
-# ceiling.NearSignal: the signal the guard's Python hook raises MemoryError on.
-NEAR_SIGNAL = 62
 LIMIT = 1024 * MiB
 
 
