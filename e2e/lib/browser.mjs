@@ -154,10 +154,16 @@ export async function openNotebook(page, server, file, kernel, ui = 'lab') {
   await notebookPanel(page).locator('.jp-Cell').first().waitFor();
   // The toolbar names the kernel as soon as it is chosen, and its status
   // circle reads initializing, connecting, unknown, busy, then idle: the
-  // kernel answered. (Before that it reads idle next to "No Kernel".)
-  await notebookPanel(page).locator('.jp-NotebookPanel-toolbar')
-    .filter({ has: page.locator(`.jp-Toolbar-kernelName[aria-label="${kernel.display}"]`) })
-    .locator('.jp-Notebook-ExecutionIndicator[data-status="idle"]').first().waitFor({ state: 'attached' });
+  // kernel answered. Before that it reads idle next to "No Kernel", and a
+  // look at the toolbar alone once took that moment for the end (Notebook 7:
+  // the story then saw the start's "unknown"). So the wait reads what the
+  // page recorded: the kernel's name with a starting status, then idle.
+  await page.waitForFunction((name) => {
+    const ind = window.__e2eSeen.indicator;
+    const last = ind.length - 1;
+    return ind[last]?.startsWith(`${name} idle`)
+      && ind.slice(0, last).some((s) => s.startsWith(`${name} `) && !s.startsWith(`${name} idle`));
+  }, kernel.display, { timeout: TIMEOUT });
   if (ui === 'lab') {
     // Room for the outputs: fold the file browser away, as users do.
     const sidebar = page.locator('#jp-left-stack');
