@@ -117,9 +117,9 @@ func openPrivDir(dir string) error {
 	return checkPrivDir(dir)
 }
 
-// errTaken: another proxy held the directory or removed it between two
-// steps of taking it. Until a proxy holds its lock, another proxy's sweep
-// (sweepPrivDirs) may take it for one a killed proxy left.
+// errTaken: the directory vanished between two steps of taking it, or
+// another proxy holds it. Until a proxy holds its lock, another proxy's
+// sweep (sweepPrivDirs) may take it for one a killed proxy left.
 var errTaken = errors.New("gone, or held by another proxy")
 
 // gone is err with context, marked errTaken if it says the directory is
